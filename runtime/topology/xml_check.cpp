@@ -1,0 +1,260 @@
+// Structural check of an hwloc XML document (I-TOPO-9): well-formedness, the <topology> root and
+// its format version, and the <object> attributes hwloc's importer dereferences without checking.
+#include "topology/xml_check.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rt::topo {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == ':';
+}
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool all_space(std::string_view s) { return std::all_of(s.begin(), s.end(), is_space); }
+
+// hwloc's bitmap text: comma-separated 32-bit words in hex, most significant first, an empty
+// word meaning zero, optionally led by "0xf...f" for an infinitely set tail. hwloc writes each
+// word as 0x%08lx; this accepts 1 to 8 digits with an optional 0x.
+bool is_bitmap(std::string_view v) {
+  constexpr std::string_view kInfinite = "0xf...f";
+  if (v.substr(0, kInfinite.size()) == kInfinite) {
+    v.remove_prefix(kInfinite.size());
+    if (v.empty()) return true;
+    if (v[0] != ',') return false;
+    v.remove_prefix(1);
+  }
+  while (true) {
+    const std::size_t comma = v.find(',');
+    std::string_view word = v.substr(0, comma);
+    if (!word.empty()) {
+      if (word.size() > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X')) word.remove_prefix(2);
+      if (word.empty() || word.size() > 8 || !std::all_of(word.begin(), word.end(), is_hex)) return false;
+    }
+    if (comma == std::string_view::npos) return true;
+    v.remove_prefix(comma + 1);
+  }
+}
+
+using attribute = std::pair<std::string_view, std::string_view>;
+
+const std::string_view* find_attr(const std::vector<attribute>& attrs, std::string_view name) {
+  for (const auto& a : attrs) {
+    if (a.first == name) return &a.second;
+  }
+  return nullptr;
+}
+
+struct open_element {
+  std::string_view name;
+  std::size_t pos = 0;
+};
+
+class checker {
+ public:
+  checker(std::string_view text, int newest_major) : t_(text), newest_major_(newest_major) {}
+
+  xml_check_result run() {
+    if (all_space(t_)) return {xml_verdict::empty, "the document is empty"};
+    while (true) {
+      const std::size_t lt = t_.find('<', pos_);
+      const std::string_view chars = t_.substr(pos_, lt == std::string_view::npos ? std::string_view::npos : lt - pos_);
+      if (open_.empty() && !all_space(chars)) return fail(xml_verdict::malformed, pos_, "text outside the <topology> element");
+      if (lt == std::string_view::npos) break;
+      pos_ = lt;
+      xml_check_result r = markup();
+      if (r.verdict != xml_verdict::ok) return r;
+    }
+    if (!open_.empty()) {
+      const open_element& e = open_.back();
+      return fail(xml_verdict::truncated, t_.size(), "the document ends inside <" + std::string(e.name) + "> opened at line " + std::to_string(line_of(e.pos)));
+    }
+    if (!root_seen_) return fail(xml_verdict::malformed, t_.size(), "no <topology> element");
+    return {};
+  }
+
+ private:
+  std::string_view t_;
+  int newest_major_;
+  std::size_t pos_ = 0;
+  std::vector<open_element> open_;
+  bool root_seen_ = false;
+
+  int line_of(std::size_t pos) const {
+    const std::size_t end = std::min(pos, t_.size());
+    return 1 + static_cast<int>(std::count(t_.begin(), t_.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+  }
+  xml_check_result fail(xml_verdict v, std::size_t pos, const std::string& what) const {
+    return {v, "line " + std::to_string(line_of(pos)) + ": " + what};
+  }
+  bool at(std::string_view s) const { return t_.substr(pos_, s.size()) == s; }
+
+  // Skips to just past `end`; false when the document ends first.
+  bool skip_past(std::string_view end) {
+    const std::size_t p = t_.find(end, pos_);
+    if (p == std::string_view::npos) return false;
+    pos_ = p + end.size();
+    return true;
+  }
+  std::string_view name() {
+    const std::size_t start = pos_;
+    while (pos_ < t_.size() && is_name_char(t_[pos_])) ++pos_;
+    return t_.substr(start, pos_ - start);
+  }
+  void skip_space() {
+    while (pos_ < t_.size() && is_space(t_[pos_])) ++pos_;
+  }
+
+  xml_check_result markup() {
+    const std::size_t start = pos_;
+    if (at("<?")) {
+      return skip_past("?>") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated <? ... ?>");
+    }
+    if (at("<!--")) {
+      return skip_past("-->") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated comment");
+    }
+    if (at("<![CDATA[")) {
+      if (open_.empty()) return fail(xml_verdict::malformed, start, "CDATA outside the <topology> element");
+      return skip_past("]]>") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated CDATA section");
+    }
+    if (at("<!")) return declaration(start);
+    if (at("</")) return end_tag(start);
+    return start_tag(start);
+  }
+
+  // <!DOCTYPE ...>, possibly with an internal subset in brackets; only before the root.
+  xml_check_result declaration(std::size_t start) {
+    if (root_seen_) return fail(xml_verdict::malformed, start, "<! declaration after the root element");
+    int depth = 0;
+    for (++pos_; pos_ < t_.size(); ++pos_) {
+      const char c = t_[pos_];
+      if (c == '[') ++depth;
+      if (c == ']') --depth;
+      if (c == '>' && depth <= 0) {
+        ++pos_;
+        return {};
+      }
+    }
+    return fail(xml_verdict::truncated, start, "unterminated <!DOCTYPE");
+  }
+
+  xml_check_result end_tag(std::size_t start) {
+    pos_ += 2;
+    const std::string_view n = name();
+    skip_space();
+    if (pos_ >= t_.size()) return fail(xml_verdict::truncated, start, "the document ends inside </" + std::string(n));
+    if (t_[pos_] != '>') return fail(xml_verdict::malformed, start, "bad closing tag </" + std::string(n));
+    ++pos_;
+    if (open_.empty()) return fail(xml_verdict::malformed, start, "</" + std::string(n) + "> closes nothing");
+    if (open_.back().name != n) {
+      return fail(xml_verdict::malformed, start,
+                  "</" + std::string(n) + "> closes <" + std::string(open_.back().name) + "> opened at line " + std::to_string(line_of(open_.back().pos)));
+    }
+    open_.pop_back();
+    return {};
+  }
+
+  xml_check_result start_tag(std::size_t start) {
+    if (root_seen_ && open_.empty()) return fail(xml_verdict::malformed, start, "a second root element");
+    ++pos_;
+    const std::string_view n = name();
+    if (n.empty()) return fail(xml_verdict::malformed, start, "'<' is not followed by an element name");
+    const std::string tag = "<" + std::string(n) + ">";
+    std::vector<attribute> attrs;
+    bool self_closing = false;
+    while (true) {
+      const std::size_t before = pos_;
+      skip_space();
+      if (pos_ >= t_.size()) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
+      if (t_[pos_] == '>') {
+        ++pos_;
+        break;
+      }
+      if (t_[pos_] == '/') {
+        if (pos_ + 1 >= t_.size()) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
+        if (t_[pos_ + 1] != '>') return fail(xml_verdict::malformed, start, "stray '/' in " + tag);
+        pos_ += 2;
+        self_closing = true;
+        break;
+      }
+      if (pos_ == before) return fail(xml_verdict::malformed, start, "attributes of " + tag + " are not separated by spaces");
+      const std::string_view attr = name();
+      if (attr.empty()) return fail(xml_verdict::malformed, start, std::string("unexpected '") + t_[pos_] + "' in " + tag);
+      skip_space();
+      if (pos_ >= t_.size()) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
+      if (t_[pos_] != '=') return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " of " + tag + " has no value");
+      ++pos_;
+      skip_space();
+      if (pos_ >= t_.size()) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
+      const char quote = t_[pos_];
+      if (quote != '"' && quote != '\'') return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " of " + tag + " is not quoted");
+      const std::size_t close = t_.find(quote, pos_ + 1);
+      if (close == std::string_view::npos) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
+      const std::string_view value = t_.substr(pos_ + 1, close - pos_ - 1);
+      if (value.find('<') != std::string_view::npos) return fail(xml_verdict::malformed, start, "'<' inside attribute " + std::string(attr) + " of " + tag);
+      if (find_attr(attrs, attr) != nullptr) return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " repeated in " + tag);
+      attrs.emplace_back(attr, value);
+      pos_ = close + 1;
+    }
+    if (!root_seen_) {
+      xml_check_result r = root(n, attrs, start);
+      if (r.verdict != xml_verdict::ok) return r;
+      root_seen_ = true;
+    }
+    if (n == "object") {
+      xml_check_result r = object(attrs, start);
+      if (r.verdict != xml_verdict::ok) return r;
+    }
+    if (!self_closing) open_.push_back({n, start});
+    return {};
+  }
+
+  xml_check_result root(std::string_view n, const std::vector<attribute>& attrs, std::size_t start) const {
+    if (n != "topology") return fail(xml_verdict::malformed, start, "the root element is <" + std::string(n) + ">, not <topology>");
+    const std::string_view* version = find_attr(attrs, "version");
+    if (version == nullptr) return {};  // hwloc 1.x documents carry no version
+    const std::string_view v = *version;
+    std::size_t digits = 0;
+    while (digits < v.size() && v[digits] >= '0' && v[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 4) return fail(xml_verdict::malformed, start, "<topology version=\"" + std::string(v) + "\"> is not a version number");
+    const int major = std::stoi(std::string(v.substr(0, digits)));
+    if (major > newest_major_) {
+      return fail(xml_verdict::unsupported_version, start,
+                  "XML format version " + std::string(v) + " is newer than this hwloc reads (format " + std::to_string(newest_major_) + ".x and older)");
+    }
+    return {};
+  }
+
+  // hwloc 2.9's importer takes an object's complete_cpuset for granted once it has a cpuset,
+  // and its complete_nodeset once it has a nodeset: without them hwloc_topology_load dies with
+  // SIGSEGV (found by mutating tests/data/topologies/32em64t-2n8c2t-pci-noio.xml; regression
+  // tests in tests/unit/topology/xml_check_test.cpp). A bitmap it cannot parse does not crash
+  // it but is read as garbage (cpuset="zz" silently drops a PU), so that is refused too.
+  xml_check_result object(const std::vector<attribute>& attrs, std::size_t start) const {
+    if (find_attr(attrs, "type") == nullptr) return fail(xml_verdict::inconsistent, start, "<object> without a type attribute");
+    for (const std::string_view set : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"}) {
+      const std::string_view* value = find_attr(attrs, set);
+      if (value != nullptr && !is_bitmap(*value)) {
+        return fail(xml_verdict::inconsistent, start, "<object> attribute " + std::string(set) + "=\"" + std::string(*value) + "\" is not an hwloc bitmap");
+      }
+    }
+    if (find_attr(attrs, "cpuset") != nullptr && find_attr(attrs, "complete_cpuset") == nullptr) {
+      return fail(xml_verdict::inconsistent, start, "<object> has a cpuset but no complete_cpuset");
+    }
+    if (find_attr(attrs, "nodeset") != nullptr && find_attr(attrs, "complete_nodeset") == nullptr) {
+      return fail(xml_verdict::inconsistent, start, "<object> has a nodeset but no complete_nodeset");
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+xml_check_result check_hwloc_xml(std::string_view text, int newest_format_major) { return checker(text, newest_format_major).run(); }
+
+}  // namespace rt::topo

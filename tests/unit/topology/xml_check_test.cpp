@@ -1,0 +1,129 @@
+// The XML pre-check (I-TOPO-9) on small documents, and the hwloc 2.9 crash patterns it keeps
+// away from hwloc, through topology::load on mutated copies of a real file.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_files.hpp"
+#include "topology/topology.hpp"
+#include "topology/xml_check.hpp"
+
+namespace rt::topo {
+namespace {
+
+constexpr int kHwloc2 = 2;
+
+const std::string kHead = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n";
+const std::string kMachine = "  <object type=\"Machine\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n";
+
+std::string doc(const std::string& root_attrs, const std::string& body) {
+  return kHead + "<topology" + root_attrs + ">\n" + body + "</topology>\n";
+}
+
+xml_check_result check(const std::string& text) { return check_hwloc_xml(text, kHwloc2); }
+
+TEST(xml_check, accepts_well_formed_hwloc_documents) {
+  EXPECT_EQ(check(doc(" version=\"2.0\"", kMachine)).verdict, xml_verdict::ok);
+  EXPECT_EQ(check(doc("", kMachine)).verdict, xml_verdict::ok);  // hwloc 1.x: no version
+  EXPECT_EQ(check(doc(" version='1.0'", "<!-- a comment with <object> inside -->\n" + kMachine)).verdict, xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0xf...f\" complete_cpuset=\"0xf...f,0x00000001\"/>")).verdict,
+            xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"PU\" cpuset=\"0x00ff00ff,,0x0\" complete_cpuset=\"0xff,,\"/>")).verdict, xml_verdict::ok);
+}
+
+TEST(xml_check, empty) {
+  EXPECT_EQ(check("").verdict, xml_verdict::empty);
+  EXPECT_EQ(check(" \n\t").verdict, xml_verdict::empty);
+}
+
+TEST(xml_check, truncated_documents) {
+  const std::string full = doc(" version=\"2.0\"", kMachine);
+  const xml_check_result in_tag = check(full.substr(0, full.find("complete_cpuset") + 5));
+  EXPECT_EQ(in_tag.verdict, xml_verdict::truncated);
+  EXPECT_EQ(in_tag.detail, "line 4: the document ends inside the tag <object>");
+  const xml_check_result open_root = check(full.substr(0, full.find("</topology>")));
+  EXPECT_EQ(open_root.verdict, xml_verdict::truncated);
+  EXPECT_EQ(open_root.detail, "line 5: the document ends inside <topology> opened at line 3");
+  EXPECT_EQ(check(full.substr(0, full.find("<!DOCTYPE") + 4)).verdict, xml_verdict::truncated);
+  EXPECT_EQ(check(doc("", "<!-- never closed")).verdict, xml_verdict::truncated);
+}
+
+TEST(xml_check, malformed_documents) {
+  EXPECT_EQ(check("garbage").verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(kHead + "<machine/>").verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\"></objec>")).detail, "line 4: </objec> closes <object> opened at line 4");
+  EXPECT_EQ(check(doc("", kMachine) + "<topology/>").verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(doc("", "<object type=Machine/>")).verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(doc("", "<object type=\"a\" type=\"b\"/>")).verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(doc("", "<object type=\"a\"cpuset=\"0x1\"/>")).verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(doc(" version=\"two\"", kMachine)).verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(doc("", kMachine) + "trailing text").verdict, xml_verdict::malformed);
+  EXPECT_EQ(check(kHead).verdict, xml_verdict::malformed);
+}
+
+TEST(xml_check, refuses_a_newer_format) {
+  const xml_check_result r = check(doc(" version=\"3.0\"", kMachine));
+  EXPECT_EQ(r.verdict, xml_verdict::unsupported_version);
+  EXPECT_EQ(r.detail, "line 3: XML format version 3.0 is newer than this hwloc reads (format 2.x and older)");
+  EXPECT_EQ(check_hwloc_xml(doc(" version=\"3.0\"", kMachine), 3).verdict, xml_verdict::ok);
+}
+
+TEST(xml_check, objects_hwloc_would_crash_on_or_misread) {
+  EXPECT_EQ(check(doc("", "<object cpuset=\"0x1\" complete_cpuset=\"0x1\"/>")).verdict, xml_verdict::inconsistent);
+  const xml_check_result no_complete = check(doc("", "<object type=\"PU\" cpuset=\"0x1\"/>"));
+  EXPECT_EQ(no_complete.verdict, xml_verdict::inconsistent);
+  EXPECT_EQ(no_complete.detail, "line 4: <object> has a cpuset but no complete_cpuset");
+  EXPECT_EQ(check(doc("", "<object type=\"PU\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\"/>")).verdict,
+            xml_verdict::inconsistent);
+  for (const char* bad : {"zz", "0xx1", "0x123456789", "0x1 ", "0xf...f0x1", "-1"}) {
+    const std::string body = std::string("<object type=\"PU\" cpuset=\"") + bad + "\" complete_cpuset=\"0x1\"/>";
+    EXPECT_EQ(check(doc("", body)).verdict, xml_verdict::inconsistent) << bad;
+  }
+}
+
+// Mutations of a real file that crashed hwloc 2.9 (SIGSEGV in hwloc_topology_load) before the
+// check existed: now a topology_error that names the reason.
+class xml_crash_patterns : public ::testing::Test {
+ protected:
+  std::string original() const {
+      return test_files::read_file(std::string(NUMART_TOPOLOGY_DIR) + "/32em64t-2n8c2t-pci-noio.xml");
+  }
+  std::string error_of(const std::string& text) {
+    const std::string path = dir_.write("mutated.xml", text);
+    try {
+      topology::load(source::parse("xml:" + path));
+    } catch (const topology_error& e) {
+      return e.what();
+    }
+    return "loaded";
+  }
+  test_files::scratch_dir dir_;
+};
+
+TEST_F(xml_crash_patterns, missing_complete_cpuset) {
+  std::string s = original();
+  const std::string attr = " complete_cpuset=\"0x00000020\"";
+  ASSERT_NE(s.find(attr), std::string::npos);
+  s.erase(s.find(attr), attr.size());
+  EXPECT_NE(error_of(s).find("inconsistent hwloc XML (line 76: <object> has a cpuset but no complete_cpuset)"), std::string::npos)
+      << error_of(s);
+}
+
+TEST_F(xml_crash_patterns, missing_complete_nodeset) {
+  std::string s = original();
+  const std::string attr = " complete_nodeset=\"0x00000001\"";
+  ASSERT_NE(s.find(attr), std::string::npos);
+  s.erase(s.find(attr), attr.size());
+  EXPECT_NE(error_of(s).find("has a nodeset but no complete_nodeset"), std::string::npos) << error_of(s);
+}
+
+TEST_F(xml_crash_patterns, unparsable_cpuset) {
+  std::string s = original();
+  const std::string attr = " cpuset=\"0x00000020\"";
+  ASSERT_NE(s.find(attr), std::string::npos);
+  s.replace(s.find(attr), attr.size(), " cpuset=\"zz\"");
+  EXPECT_NE(error_of(s).find("cpuset=\"zz\" is not an hwloc bitmap"), std::string::npos) << error_of(s);
+}
+
+}  // namespace
+}  // namespace rt::topo
