@@ -1,0 +1,105 @@
+// The steal filter: does moving a task from one node to another help or hurt its group's
+// memory locality? (docs/design/stealing.md §2; DESIGN.md §1 migrate_degrades_locality row.)
+//
+// migrate_degrades_locality() has the cases and the return values of the kernel's function
+// as of Linux 4.12 with seed 000 patch 5 (Rik van Riel, "sched/numa: Override part of
+// migrate_degrades_locality() when idle balancing"): 1 degrades, 0 does not, -1 no opinion.
+// migrate_improves_locality() is the kernel's older companion (3.13 .. 4.1, NUMA_FAVOUR_HIGHER),
+// restricted to group faults; it tells a thief on another node which tasks to take first.
+// classify_steal() combines both into the decision the ladder and the node balancer apply,
+// and pick_batch() orders a batch of candidates by it.
+//
+// Inputs are snapshots taken by the mechanism (numa/ group stats, queue counters); nothing
+// here reads shared state. Pure: no threads, no atomics, no clocks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tunables/tunables.hpp"
+
+namespace rt::policy {
+
+// Why the thief is looking for work: the kernel's enum cpu_idle_type.
+enum class balance_kind : std::uint8_t {
+  idle,        // CPU_IDLE: a worker with nothing to run searches (the steal ladder)
+  newly_idle,  // CPU_NEWLY_IDLE: a worker that just ran out of work searches at once
+  periodic,    // CPU_NOT_IDLE: the balancer's periodic pass over node queues (busy balancing)
+};
+
+// The seed's return values, kept as the underlying values.
+enum class locality_verdict : int {
+  no_opinion = -1,    // locality does not matter for this move
+  not_degrading = 0,  // the move keeps or improves locality (migration preferred)
+  degrades = 1,       // the move takes the task away from where its group's memory is
+};
+
+enum class locality_gain : std::uint8_t { none, improves };
+
+// What the ladder / balancer does with one candidate task.
+enum class steal_verdict : std::uint8_t {
+  prefer,       // take before the others: the move improves locality
+  accept,       // take: locality has no objection
+  last_resort,  // take only when nothing better is in the batch: the move degrades locality,
+                // but leaving a worker idle is worse (I-STEAL-6, I-STEAL-8)
+  refuse,       // leave it where it is (I-STEAL-7); it is never dropped (I-STEAL-9)
+};
+
+const char* to_string(balance_kind k);
+const char* to_string(locality_verdict v);
+const char* to_string(locality_gain g);
+const char* to_string(steal_verdict v);
+
+// Snapshot of a task's group (numa_group). A task without a group is passed as nullptr.
+struct group_locality {
+  int preferred_node = -1;                // logical node, -1 while the group has none
+  std::span<const std::uint64_t> faults;  // decayed fault samples per logical node
+  std::uint64_t total_faults = 0;         // 0: no samples yet (the seed's !p->numa_faults)
+};
+
+// The kernel's lb_env, reduced to what the filter reads.
+struct migration_env {
+  int src_node = 0;  // the victim's node (logical)
+  int dst_node = 0;  // the thief's node (logical)
+  balance_kind kind = balance_kind::periodic;
+  // Tasks queued at the source (the seed's src_rq->nr_running) and, among them, those whose
+  // group prefers src_node (nr_preferred_running). When every queued task prefers the source,
+  // refusing them all would make balancing impossible, so the seed has no opinion then.
+  std::uint64_t src_queued = 0;
+  std::uint64_t src_queued_preferred = 0;
+  // Workers on src_node; 0 for a node without workers (cpuless, or a partial pool), whose
+  // queued tasks nobody but a thief can run (I-STEAL-8).
+  std::uint32_t src_node_workers = 0;
+};
+
+// 1 degrades, 0 does not, -1 no opinion; the cases in order, as in the seed:
+//   NUMA_BALANCING off, no group, or no fault samples       -> no_opinion
+//   src_node == dst_node (not a NUMA move)                    -> no_opinion
+//   src is the preferred node: degrades if the source queue holds tasks that do not prefer
+//     it (src_queued > src_queued_preferred), else no_opinion
+//   dst is the preferred node                                 -> not_degrading
+//   idle or newly-idle thief and IDLE_OVERRIDE_LOCALITY on    -> no_opinion (000 patch 5)
+//   otherwise: degrades when the group has fewer faults on dst than on src, else not_degrading.
+// Requires preferred_node < faults.size(), src and dst < faults.size() when total_faults > 0.
+locality_verdict migrate_degrades_locality(const group_locality* g, const migration_env& env,
+                                           const tun::features& f);
+
+// improves when dst is the group's preferred node, or when neither node is preferred and the
+// group has more faults on dst than on src. Never improves when migrate_degrades_locality()
+// says degrades (I-STEAL-10): leaving the preferred node is never an improvement here,
+// although the 3.13 kernel's weight comparison could say so.
+locality_gain migrate_improves_locality(const group_locality* g, const migration_env& env,
+                                        const tun::features& f);
+
+// improves -> prefer; degrades -> refuse in periodic balancing, last_resort for an idle or
+// newly-idle thief with IDLE_OVERRIDE_LOCALITY on, or when the source has no workers;
+// anything else -> accept.
+steal_verdict classify_steal(const group_locality* g, const migration_env& env, const tun::features& f);
+
+// Indexes of the candidates to take, at most `max` (the caller passes steal_batch_max):
+// every prefer in batch order, then every accept, then every last_resort; never a refuse.
+std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max);
+
+}  // namespace rt::policy

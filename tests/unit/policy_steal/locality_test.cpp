@@ -1,0 +1,244 @@
+// The steal filter (runtime/policy/locality.hpp, docs/design/stealing.md §2).
+//
+// Expected values are the seed's cases worked by hand: migrate_degrades_locality() of Linux
+// 4.12 with 000 patch 5 (1 degrades, 0 does not, -1 no opinion), and the numart mapping of
+// the verdicts onto steal decisions written in stealing.md.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policy/locality.hpp"
+#include "tunables/tunables.hpp"
+
+namespace rt::policy {
+namespace {
+
+// The seed's return values are the enum's underlying values.
+static_assert(static_cast<int>(locality_verdict::degrades) == 1);
+static_assert(static_cast<int>(locality_verdict::not_degrading) == 0);
+static_assert(static_cast<int>(locality_verdict::no_opinion) == -1);
+
+// A group's decayed faults on 4 nodes: 100 on node 0, 300 on node 1, 100 on node 2, none on 3.
+constexpr std::array<std::uint64_t, 4> kFaults = {100, 300, 100, 0};
+constexpr std::uint64_t kTotal = 500;
+constexpr std::array<std::uint64_t, 4> kNoFaults = {0, 0, 0, 0};
+
+enum class group_case { none, no_faults, faults };
+enum class feats { defaults, no_idle_override, no_numa_balancing };
+
+struct filter_row {
+  const char* name;
+  group_case group;
+  int preferred;
+  int src;
+  int dst;
+  balance_kind kind;
+  std::uint64_t src_queued;
+  std::uint64_t src_queued_preferred;
+  std::uint32_t src_node_workers;
+  feats features;
+  locality_verdict degrades;
+  locality_gain improves;
+  steal_verdict decision;
+};
+
+using bk = balance_kind;
+using lv = locality_verdict;
+using lg = locality_gain;
+using sv = steal_verdict;
+
+// Each row: the seed case it exercises, worked by hand.
+const std::vector<filter_row> kRows = {
+    // Tasks without a group, or whose group has no samples, are never refused (I-STEAL-5).
+    {"no group, periodic", group_case::none, -1, 0, 1, bk::periodic, 4, 0, 4, feats::defaults, lv::no_opinion,
+     lg::none, sv::accept},
+    {"no group, idle", group_case::none, -1, 1, 3, bk::idle, 4, 0, 4, feats::defaults, lv::no_opinion, lg::none,
+     sv::accept},
+    {"group without faults, preferred src", group_case::no_faults, 0, 0, 1, bk::periodic, 4, 0, 4,
+     feats::defaults, lv::no_opinion, lg::none, sv::accept},
+    {"group without faults, preferred dst", group_case::no_faults, 1, 0, 1, bk::periodic, 4, 0, 4,
+     feats::defaults, lv::no_opinion, lg::none, sv::accept},
+    // NUMA balancing off: the seed's static branch returns -1 first.
+    {"numa balancing off, preferred src", group_case::faults, 0, 0, 1, bk::periodic, 4, 0, 4,
+     feats::no_numa_balancing, lv::no_opinion, lg::none, sv::accept},
+    // Not a NUMA move.
+    {"same node", group_case::faults, 1, 1, 1, bk::periodic, 4, 0, 4, feats::defaults, lv::no_opinion, lg::none,
+     sv::accept},
+    // Preferred node is the source: degrades while the source queue holds tasks that do not
+    // prefer it (4 queued, 1 preferring).
+    {"preferred src, periodic", group_case::faults, 0, 0, 1, bk::periodic, 4, 1, 4, feats::defaults,
+     lv::degrades, lg::none, sv::refuse},
+    // The idle override does not reach this case in the seed ("still doing the other NUMA
+    // tests first"): still degrades, and numart's idle thief takes it as a last resort.
+    {"preferred src, idle", group_case::faults, 0, 0, 1, bk::idle, 4, 1, 4, feats::defaults, lv::degrades,
+     lg::none, sv::last_resort},
+    {"preferred src, newly idle", group_case::faults, 0, 0, 1, bk::newly_idle, 4, 1, 4, feats::defaults,
+     lv::degrades, lg::none, sv::last_resort},
+    {"preferred src, idle, override off", group_case::faults, 0, 0, 1, bk::idle, 4, 1, 4, feats::no_idle_override,
+     lv::degrades, lg::none, sv::refuse},
+    // Every queued task prefers the source: refusing them all would block balancing: -1.
+    {"preferred src, all queued prefer src", group_case::faults, 0, 0, 1, bk::periodic, 3, 3, 4, feats::defaults,
+     lv::no_opinion, lg::none, sv::accept},
+    // The source has no workers: nobody else can run the task (I-STEAL-8).
+    {"preferred src, source without workers", group_case::faults, 0, 0, 1, bk::periodic, 4, 1, 0,
+     feats::defaults, lv::degrades, lg::none, sv::last_resort},
+    // Preferred node is the destination: encouraged, and taken first.
+    {"preferred dst, periodic", group_case::faults, 1, 0, 1, bk::periodic, 4, 0, 4, feats::defaults,
+     lv::not_degrading, lg::improves, sv::prefer},
+    {"preferred dst, idle", group_case::faults, 1, 0, 1, bk::idle, 4, 0, 4, feats::defaults, lv::not_degrading,
+     lg::improves, sv::prefer},
+    // Preferred dst wins even when dst has fewer faults than src (node 3: 0 faults, src 1: 300).
+    {"preferred dst with fewer faults", group_case::faults, 3, 1, 3, bk::periodic, 4, 0, 4, feats::defaults,
+     lv::not_degrading, lg::improves, sv::prefer},
+    // Neither node preferred (preferred = 3): compare group faults, src 1 = 300 > dst 0 = 100.
+    {"neither, fewer faults on dst, periodic", group_case::faults, 3, 1, 0, bk::periodic, 4, 0, 4,
+     feats::defaults, lv::degrades, lg::none, sv::refuse},
+    // ... the final test is what 000 patch 5 overrides for an idle thief.
+    {"neither, fewer faults on dst, idle", group_case::faults, 3, 1, 0, bk::idle, 4, 0, 4, feats::defaults,
+     lv::no_opinion, lg::none, sv::accept},
+    {"neither, fewer faults on dst, newly idle", group_case::faults, 3, 1, 0, bk::newly_idle, 4, 0, 4,
+     feats::defaults, lv::no_opinion, lg::none, sv::accept},
+    {"neither, fewer faults on dst, idle, override off", group_case::faults, 3, 1, 0, bk::idle, 4, 0, 4,
+     feats::no_idle_override, lv::degrades, lg::none, sv::refuse},
+    // src 0 = 100 < dst 1 = 300: does not degrade, improves.
+    {"neither, more faults on dst", group_case::faults, 3, 0, 1, bk::periodic, 4, 0, 4, feats::defaults,
+     lv::not_degrading, lg::improves, sv::prefer},
+    // src 0 = 100 == dst 2 = 100: not (dst < src) -> 0; not (dst > src) -> no gain.
+    {"neither, equal faults", group_case::faults, 3, 0, 2, bk::periodic, 4, 0, 4, feats::defaults,
+     lv::not_degrading, lg::none, sv::accept},
+    // No preferred node yet: straight to the fault comparison, dst 3 = 0 < src 2 = 100.
+    {"no preferred node, fewer faults on dst", group_case::faults, -1, 2, 3, bk::periodic, 4, 0, 4,
+     feats::defaults, lv::degrades, lg::none, sv::refuse},
+    {"no preferred node, fewer faults on dst, idle", group_case::faults, -1, 2, 3, bk::idle, 4, 0, 4,
+     feats::defaults, lv::no_opinion, lg::none, sv::accept},
+    {"no preferred node, more faults on dst", group_case::faults, -1, 2, 1, bk::periodic, 4, 0, 4,
+     feats::defaults, lv::not_degrading, lg::improves, sv::prefer},
+};
+
+tun::features features_of(feats f) {
+  tun::features out;
+  if (f == feats::no_idle_override) out.IDLE_OVERRIDE_LOCALITY = false;
+  if (f == feats::no_numa_balancing) out.NUMA_BALANCING = false;
+  return out;
+}
+
+TEST(LocalityFilter, DefaultFeaturesAreTheSeeds) {
+  const tun::features f;
+  EXPECT_TRUE(f.IDLE_OVERRIDE_LOCALITY);
+  EXPECT_TRUE(f.NUMA_BALANCING);
+}
+
+TEST(LocalityFilter, SeedCaseTable) {
+  for (const filter_row& r : kRows) {
+    SCOPED_TRACE(r.name);
+    group_locality g;
+    g.preferred_node = r.preferred;
+    if (r.group == group_case::faults) {
+      g.faults = kFaults;
+      g.total_faults = kTotal;
+    } else {
+      g.faults = kNoFaults;
+      g.total_faults = 0;
+    }
+    const group_locality* gp = r.group == group_case::none ? nullptr : &g;
+    migration_env env;
+    env.src_node = r.src;
+    env.dst_node = r.dst;
+    env.kind = r.kind;
+    env.src_queued = r.src_queued;
+    env.src_queued_preferred = r.src_queued_preferred;
+    env.src_node_workers = r.src_node_workers;
+    const tun::features f = features_of(r.features);
+    EXPECT_STREQ(to_string(migrate_degrades_locality(gp, env, f)), to_string(r.degrades));
+    EXPECT_STREQ(to_string(migrate_improves_locality(gp, env, f)), to_string(r.improves));
+    EXPECT_STREQ(to_string(classify_steal(gp, env, f)), to_string(r.decision));
+  }
+}
+
+// Properties over every combination of nodes, preferred node, kind, features and queue
+// counts: the promises stealing.md makes, checked exhaustively on a 4-node snapshot.
+TEST(LocalityFilter, InvariantsHoldForEveryCombination) {
+  const std::array<std::array<std::uint64_t, 4>, 3> fault_sets = {{{100, 300, 100, 0}, {0, 0, 0, 0}, {7, 7, 7, 7}}};
+  int checked = 0;
+  for (const auto& faults : fault_sets) {
+    std::uint64_t total = 0;
+    for (const std::uint64_t x : faults) total += x;
+    for (int preferred = -1; preferred < 4; ++preferred) {
+      for (int src = 0; src < 4; ++src) {
+        for (int dst = 0; dst < 4; ++dst) {
+          for (const bk kind : {bk::idle, bk::newly_idle, bk::periodic}) {
+            for (const bool override_on : {true, false}) {
+              for (const std::uint32_t workers : {0u, 2u}) {
+                for (const std::uint64_t preferring : {0u, 3u}) {
+                  group_locality g{preferred, faults, total};
+                  migration_env env{src, dst, kind, 3, preferring, workers};
+                  tun::features f;
+                  f.IDLE_OVERRIDE_LOCALITY = override_on;
+                  const std::string where = "pref " + std::to_string(preferred) + " src " + std::to_string(src) +
+                                            " dst " + std::to_string(dst) + " kind " + to_string(kind);
+                  const lv d = migrate_degrades_locality(&g, env, f);
+                  const lg i = migrate_improves_locality(&g, env, f);
+                  const sv s = classify_steal(&g, env, f);
+                  // I-STEAL-10: never both improving and degrading.
+                  EXPECT_FALSE(i == lg::improves && d == lv::degrades) << where;
+                  // I-STEAL-5: no group -> accepted, whatever else holds.
+                  EXPECT_EQ(classify_steal(nullptr, env, f), sv::accept) << where;
+                  EXPECT_EQ(migrate_degrades_locality(nullptr, env, f), lv::no_opinion) << where;
+                  // I-STEAL-6: an idle thief with the override on is never refused.
+                  if (kind != bk::periodic && override_on) {
+                    EXPECT_NE(s, sv::refuse) << where;
+                  }
+                  // I-STEAL-7: periodic balancing refuses exactly the degrading moves from a
+                  // node with workers.
+                  if (kind == bk::periodic && workers > 0) {
+                    EXPECT_EQ(s == sv::refuse, d == lv::degrades) << where;
+                  }
+                  // I-STEAL-8: a source without workers is never refused.
+                  if (workers == 0) {
+                    EXPECT_NE(s, sv::refuse) << where;
+                  }
+                  // Not a NUMA move: no opinion either way.
+                  if (src == dst) {
+                    EXPECT_EQ(s, sv::accept) << where;
+                  }
+                  // A group without samples is treated like no group.
+                  if (total == 0) {
+                    EXPECT_EQ(s, sv::accept) << where;
+                  }
+                  ++checked;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * 5 * 4 * 4 * 3 * 2 * 2 * 2);
+}
+
+TEST(PickBatch, PreferredFirstThenAcceptedThenLastResortNeverRefused) {
+  const std::vector<sv> batch = {sv::accept, sv::refuse, sv::prefer, sv::last_resort, sv::accept, sv::prefer};
+  EXPECT_EQ(pick_batch(batch, 10), (std::vector<std::size_t>{2, 5, 0, 4, 3}));
+  EXPECT_EQ(pick_batch(batch, 3), (std::vector<std::size_t>{2, 5, 0}));
+  EXPECT_EQ(pick_batch(batch, 1), (std::vector<std::size_t>{2}));
+  EXPECT_TRUE(pick_batch(batch, 0).empty());
+}
+
+TEST(PickBatch, AllRefusedOrEmptyGivesNothing) {
+  const std::vector<sv> refused = {sv::refuse, sv::refuse};
+  EXPECT_TRUE(pick_batch(refused, 32).empty());
+  EXPECT_TRUE(pick_batch({}, 32).empty());
+}
+
+TEST(PickBatch, LastResortOnlyWhenNothingBetterFitsTheLimit) {
+  const std::vector<sv> batch = {sv::last_resort, sv::accept, sv::last_resort};
+  EXPECT_EQ(pick_batch(batch, 1), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(pick_batch(batch, 2), (std::vector<std::size_t>{1, 0}));
+}
+
+}  // namespace
+}  // namespace rt::policy

@@ -1,0 +1,164 @@
+// PELT: the decay, the derived constants and the accumulator. Expected values by hand:
+// with pelt_halflife_us == pelt_period_us == 1000 the decay per period is exactly 1/2, so
+//   y = 2^31 (Q0.32), decay(v, n) = v >> n,
+//   max_sum = smallest s with floor(s / 2) + 1000 * 1024 = s  ->  2 * 1,024,000 - 1 = 2,047,999,
+//   contributions: d1 * 1024 decayed by the periods crossed, full periods
+//   max_sum - decay(max_sum, n) - 1,024,000, d3 * 1024 undecayed,
+//   util_avg = util_sum * 1024 / (max_sum - 1,024,000 + period_contrib * 1024).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "policy/load.hpp"
+
+namespace rt::policy::test {
+namespace {
+
+tun::settings halving_each_period() {
+  tun::settings s;
+  s.t.pelt_halflife_us = 1000;
+  s.t.pelt_period_us = 1000;
+  return s;
+}
+
+TEST(PeltParams, HalvingEachPeriod) {
+  const pelt_params p = make_pelt_params(halving_each_period());
+  EXPECT_EQ(p.period_us, 1000u);
+  EXPECT_EQ(p.halflife_periods, 1u);
+  EXPECT_EQ(p.y_q32, std::uint64_t{1} << 31);
+  EXPECT_EQ(p.max_sum, 2047999u);
+}
+
+TEST(PeltParams, Defaults) {
+  const pelt_params p = make_pelt_params(tun::settings{});
+  EXPECT_EQ(p.period_us, 1024u);
+  EXPECT_EQ(p.halflife_periods, 31u);  // 32000 / 1024 = 31.25, to nearest
+  // 2^32 * 2^(-1/31) = 4,199,999,282.69; flooring in y^31 may push the smallest y a few units up.
+  EXPECT_GE(p.y_q32, 4199999283u);
+  EXPECT_LE(p.y_q32, 4199999283u + 64u);
+  // max_sum ~ (C - 1) / (1 - y) with C = 1024 * 1024: 1,048,575 / (1 - 2^(-1/31)) = 47,421,xxx.
+  const double y = std::pow(2.0, -1.0 / 31.0);
+  const double expect = 1048575.0 / (1.0 - y);
+  EXPECT_NEAR(static_cast<double>(p.max_sum), expect, expect * 1e-6);
+}
+
+TEST(PeltDecay, WholeHalflivesAreShifts) {
+  const pelt_params h = make_pelt_params(halving_each_period());
+  EXPECT_EQ(pelt_decay(1000, 0, h), 1000u);
+  EXPECT_EQ(pelt_decay(1000, 1, h), 500u);
+  EXPECT_EQ(pelt_decay(1000, 3, h), 125u);
+  EXPECT_EQ(pelt_decay(1, 1, h), 0u);
+  EXPECT_EQ(pelt_decay(UINT64_MAX, 63, h), 1u);
+  EXPECT_EQ(pelt_decay(UINT64_MAX, 64, h), 0u);  // beyond 63 halflives
+
+  const pelt_params d = make_pelt_params(tun::settings{});
+  EXPECT_EQ(pelt_decay(1u << 20, 31, d), 1u << 19);
+  EXPECT_EQ(pelt_decay(1u << 20, 62, d), 1u << 18);
+  EXPECT_EQ(pelt_decay(UINT64_MAX, 31 * 64, d), 0u);
+  // Part of a halflife decays by less than half and more than nothing.
+  EXPECT_LT(pelt_decay(1u << 20, 15, d), 1u << 20);
+  EXPECT_GT(pelt_decay(1u << 20, 15, d), 1u << 19);
+}
+
+struct step {
+  std::uint64_t now_us;
+  bool running;
+  bool crossed;
+  std::uint64_t util_sum;
+  std::uint32_t util_avg;
+  std::uint64_t period_contrib;
+};
+
+TEST(PeltSignal, StepByStepWithHalvingPeriods) {
+  const pelt_params p = make_pelt_params(halving_each_period());
+  pelt_signal sig(p, 0);
+  const step steps[] = {
+      // d1 = 1000 us decayed once: 1,024,000 / 2; util 512,000 * 1024 / 1,023,999 = 512
+      {1000, true, true, 512000, 512, 0},
+      {2000, true, true, 768000, 768, 0},   // 256,000 + 512,000
+      {3000, true, true, 896000, 896, 0},   // 384,000 + 512,000
+      {4000, false, true, 448000, 448, 0},  // idle: halves
+      {4500, true, false, 960000, 448, 500},  // inside the open period: + 500 * 1024, no refresh
+      // boundary: 960,000 / 2 = 480,000 (the busy half period decayed with the rest)
+      {5000, false, true, 480000, 480, 0},
+      // 3 periods: 480,000 >> 3 = 60,000; d1 1,024,000 >> 3 = 128,000; full periods
+      // 2,047,999 - 255,999 - 1,024,000 = 768,000 -> 956,000; 978,944,000 / 1,023,999 = 956
+      {8000, true, true, 956000, 956, 0},
+      {8250, true, false, 1212000, 956, 250},
+      // 1,212,000 / 2 = 606,000; d1 = 750 us: 768,000 / 2 = 384,000; d3 = 100 us: 102,400;
+      // sum 1,092,400; divider 1,023,999 + 102,400 = 1,126,399; 1,118,617,600 / 1,126,399 = 993
+      {9100, true, true, 1092400, 993, 100},
+  };
+  for (const step& st : steps) {
+    EXPECT_EQ(sig.update(st.now_us, st.running), st.crossed) << "t=" << st.now_us;
+    EXPECT_EQ(sig.util_sum(), st.util_sum) << "t=" << st.now_us;
+    EXPECT_EQ(sig.util_avg(), st.util_avg) << "t=" << st.now_us;
+    EXPECT_EQ(sig.period_contrib_us(), st.period_contrib) << "t=" << st.now_us;
+    EXPECT_EQ(sig.last_update_us(), st.now_us);
+  }
+  // A clock going backwards moves the reference point and accounts nothing.
+  EXPECT_FALSE(sig.update(9000, true));
+  EXPECT_EQ(sig.last_update_us(), 9000u);
+  EXPECT_EQ(sig.util_sum(), 1092400u);
+  EXPECT_EQ(sig.util_avg(), 993u);
+  EXPECT_FALSE(sig.update(9000, true));  // no time passed
+}
+
+TEST(PeltSignal, SplitOrWholeGivesTheSameSum) {
+  // 500 us + 500 us of running equals one update over the whole period.
+  const pelt_params p = make_pelt_params(halving_each_period());
+  pelt_signal split(p, 0);
+  split.update(500, true);
+  split.update(1000, true);
+  pelt_signal whole(p, 0);
+  whole.update(1000, true);
+  EXPECT_EQ(split.util_sum(), 512000u);
+  EXPECT_EQ(whole.util_sum(), 512000u);
+  EXPECT_EQ(split.util_avg(), 512u);
+  // Three periods at once equal three steps (896,000: 128,000 + 768,000).
+  pelt_signal jump(p, 0);
+  jump.update(3000, true);
+  EXPECT_EQ(jump.util_sum(), 896000u);
+}
+
+TEST(PeltSignal, AlwaysBusyReachesFullCapacityAndDecaysByHalflives) {
+  const pelt_params p = make_pelt_params(tun::settings{});
+  pelt_signal sig(p, 0);
+  // Busy for 10,000 periods in one update: the sum is max_sum - C (the closed periods of an
+  // always-busy signal) and the divider is the same: exactly 1024.
+  EXPECT_TRUE(sig.update(1024 * 10000, true));
+  EXPECT_EQ(sig.util_sum(), p.max_sum - 1024u * 1024u);
+  EXPECT_EQ(sig.util_avg(), 1024u);
+  // One halflife (31 periods) idle, aligned on periods: the sum halves exactly.
+  const std::uint64_t before = sig.util_sum();
+  EXPECT_TRUE(sig.update(1024 * 10031, false));
+  EXPECT_EQ(sig.util_sum(), before >> 1);
+  // (before >> 1) * 1024 / before: 512, or 511 when `before` is odd.
+  EXPECT_GE(sig.util_avg(), 511u);
+  EXPECT_LE(sig.util_avg(), 512u);
+  // 64 halflives later nothing is left.
+  EXPECT_TRUE(sig.update(1024 * (10031 + 31 * 64), false));
+  EXPECT_EQ(sig.util_sum(), 0u);
+  EXPECT_EQ(sig.util_avg(), 0u);
+}
+
+TEST(PeltSignal, BusyPeriodByPeriodApproachesFullCapacity) {
+  const pelt_params p = make_pelt_params(tun::settings{});
+  pelt_signal sig(p, 0);
+  std::uint32_t last = 0;
+  for (std::uint64_t k = 1; k <= 31; ++k) {
+    sig.update(1024 * k, true);
+    EXPECT_GT(sig.util_avg(), last) << "period " << k;  // strictly rising while busy
+    last = sig.util_avg();
+  }
+  // After one halflife of being busy: about half (1 - 2^-1 of the series), within rounding.
+  EXPECT_GE(last, 500u);
+  EXPECT_LE(last, 524u);
+  for (std::uint64_t k = 32; k <= 31 * 20; ++k) sig.update(1024 * k, true);
+  EXPECT_GE(sig.util_avg(), 1020u);
+  EXPECT_LE(sig.util_avg(), 1024u);
+}
+
+}  // namespace
+}  // namespace rt::policy::test
