@@ -1,0 +1,137 @@
+// The Relacy side of the sync seam (runtime/sync/atomics.hpp): the same names as rt::sync::native,
+// mapped onto rl::atomic and rl::atomic_thread_fence, so that protocol templates written against
+// the seam (deque/chase_lev.hpp, later sync/parker.hpp) are model-checked as they ship.
+//
+// Relacy wants a debug_info (`$`) on every access. Instead of the `$` macro, each wrapper takes a
+// `site` argument defaulted at the call site (__builtin_FILE/LINE/FUNCTION: std::source_location
+// is not usable with clang 14 + libstdc++ 12), so Relacy's failure histories name the line of the
+// protocol (e.g. chase_lev.hpp:123) rather than this file.
+//
+// Include order matters: relacy.hpp redefines `new`, `delete`, `assert` and `malloc` for the rest
+// of the translation unit, so every other header (the standard library, the code under test) goes
+// BEFORE this one, and a model TU contains no GoogleTest code (tests/model/model_test.cpp calls
+// the models through models.hpp). relacy_std.hpp is not used: it clashes with libstdc++ 12
+// (DESIGN.md §8).
+#pragma once
+
+#include <string>
+
+#include "models.hpp"
+
+#include <relacy/relacy.hpp>
+
+namespace rt::model {
+
+// The caller's position, captured by default arguments.
+struct site {
+  const char* func = __builtin_FUNCTION();
+  const char* file = __builtin_FILE();
+  unsigned line = __builtin_LINE();
+};
+
+inline rl::debug_info here(const site& s) { return rl::debug_info(s.func, s.file, s.line); }
+
+// Which deliberate defect the policy injects. `none` is the production mapping; the others
+// exist only so that a model can show that Relacy catches the bug the invariant forbids
+// (docs/design/deque.md, "What the model checks").
+enum class defect {
+  none,
+  // fence(seq_cst) becomes fence(acq_rel): the store-buffering pattern of take/steal is allowed.
+  weak_seq_cst_fence,
+  // store(v, release) becomes store(v, relaxed): publication of slots and buffers is lost.
+  relaxed_release_store,
+  // load(seq_cst) becomes acquire and store(seq_cst) becomes release (read-modify-writes keep
+  // their order): breaks the fence-free variant that the ThreadSanitizer build uses.
+  weak_seq_cst_access,
+};
+
+template <bool Tsan = false, defect Defect = defect::none>
+struct relacy_policy_t {
+  using memory_order = rl::memory_order;
+  static constexpr memory_order relaxed = rl::mo_relaxed;
+  static constexpr memory_order acquire = rl::mo_acquire;
+  static constexpr memory_order release = rl::mo_release;
+  static constexpr memory_order acq_rel = rl::mo_acq_rel;
+  static constexpr memory_order seq_cst = rl::mo_seq_cst;
+  static constexpr bool kTsan = Tsan;
+
+  template <class T>
+  class atomic {
+   public:
+    atomic() = default;
+    explicit atomic(T v) : a_(v) {}
+
+    T load(memory_order mo = seq_cst, site loc = {}) const {
+      if constexpr (Defect == defect::weak_seq_cst_access) {
+        if (mo == rl::mo_seq_cst) mo = rl::mo_acquire;
+      }
+      return a_.load(mo, here(loc));
+    }
+    void store(T v, memory_order mo = seq_cst, site loc = {}) {
+      if constexpr (Defect == defect::relaxed_release_store) {
+        if (mo == rl::mo_release) mo = rl::mo_relaxed;
+      }
+      if constexpr (Defect == defect::weak_seq_cst_access) {
+        if (mo == rl::mo_seq_cst) mo = rl::mo_release;
+      }
+      a_.store(v, mo, here(loc));
+    }
+    T exchange(T v, memory_order mo = seq_cst, site loc = {}) {
+      return a_.exchange(v, mo, here(loc));
+    }
+    bool compare_exchange_strong(T& expected, T desired, memory_order success, memory_order failure,
+                                 site loc = {}) {
+      return a_.compare_exchange_strong(expected, desired, success, here(loc), failure, here(loc));
+    }
+    bool compare_exchange_weak(T& expected, T desired, memory_order success, memory_order failure,
+                               site loc = {}) {
+      return a_.compare_exchange_weak(expected, desired, success, here(loc), failure, here(loc));
+    }
+    template <class D>
+    T fetch_add(D delta, memory_order mo = seq_cst, site loc = {}) {
+      return a_.fetch_add(delta, mo, here(loc));
+    }
+    template <class D>
+    T fetch_sub(D delta, memory_order mo = seq_cst, site loc = {}) {
+      return a_.fetch_sub(delta, mo, here(loc));
+    }
+
+   private:
+    rl::atomic<T> a_;
+  };
+
+  static void fence(memory_order mo, site loc = {}) {
+    if constexpr (Defect == defect::weak_seq_cst_fence) {
+      if (mo == rl::mo_seq_cst) mo = rl::mo_acq_rel;
+    }
+    rl::atomic_thread_fence(mo, here(loc));
+  }
+
+  // A spin iteration is a scheduling point: without it Relacy reports a livelock.
+  static void cpu_relax(site loc = {}) { rl::yield(1, here(loc)); }
+};
+
+using relacy_policy = relacy_policy_t<>;
+
+// Runs the Relacy test suite `Test` as `s` says. The output goes to an rl::ostringstream, whose
+// raw allocator bypasses the operator new that Relacy replaces: a std::ostringstream grown while
+// a simulation runs would mix Relacy's heap with malloc's (seen as "double free" with g++ 12).
+template <class Test>
+model_run simulate(const search& s) {
+  rl::test_params params;
+  rl::ostringstream out;
+  params.output_stream = &out;
+  params.progress_stream = &out;
+  if (s.how == search::kind::random) {
+    params.search_type = rl::sched_random;
+    params.iteration_count = s.iterations;
+  } else {
+    params.search_type = rl::sched_bound;
+    params.context_bound = s.context_bound;
+  }
+  const bool passed = rl::simulate<Test>(params);
+  const auto text = out.str();
+  return model_run{passed, std::string(text.data(), text.size())};
+}
+
+}  // namespace rt::model
