@@ -1,0 +1,34 @@
+// rt::stats: a snapshot of the runtime's counters (runtime/stats/counters.def), per worker,
+// per node and in total. Counters are named; the set grows with the runtime, so look them up
+// by name (counter_index) rather than by position.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace rt {
+
+struct stats {
+  std::vector<std::string> counter_names;             // one per counter, table order
+  std::vector<std::string> counter_units;
+  std::vector<std::vector<std::uint64_t>> per_worker;  // [worker][counter]
+  std::vector<std::uint64_t> outside;                 // [counter] for threads that are not workers
+  std::vector<int> worker_node;                        // logical node of each worker
+  std::string tunables;                                // describe() of the runtime's settings
+  std::string topology;                                // topology source ("host", "xml:...")
+  bool virtual_topology = false;
+
+  // Index of a counter, or -1 when no counter has that name.
+  int counter_index(const std::string& name) const;
+  // Sum over all workers and outside threads; throws std::out_of_range for an unknown name.
+  std::uint64_t total(const std::string& name) const;
+  std::uint64_t worker(int w, const std::string& name) const;
+  std::uint64_t node(int n, const std::string& name) const;
+  int workers() const { return static_cast<int>(per_worker.size()); }
+  // A table: one row per counter, columns total and per node.
+  void print(std::ostream& os) const;
+};
+
+}  // namespace rt

@@ -1,0 +1,101 @@
+// Per-worker pools of fixed-size task frames (DESIGN.md §4 step 1). A frame always returns to
+// the pool of the worker that allocated it: the owner frees into its local list without
+// synchronisation, any other thread pushes onto the pool's remote list (a lock-free stack that
+// the owner takes whole when its local list runs dry). So a frame stolen and finished by
+// another worker is reused by its spawner instead of feeding another allocator arena, and a
+// steady fork-join workload stops touching the allocator (and faulting in fresh pages) once
+// the pools are warm. trim() returns the local list beyond `capacity` to the allocator; the
+// worker calls it when it parks. Frames come from the process allocator (jemalloc);
+// node-local arenas replace it with runtime/numa (issue 6).
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+#include "sync/atomics.hpp"
+
+namespace rt::memory {
+
+class frame_pool {
+ public:
+  static constexpr std::size_t kFrameAlign = 64;
+
+  explicit frame_pool(std::size_t frame_bytes) noexcept : frame_bytes_(round_up(frame_bytes)) {}
+  ~frame_pool() { release_all(); }
+  frame_pool(const frame_pool&) = delete;
+  frame_pool& operator=(const frame_pool&) = delete;
+
+  // Owner only. Returns nullptr only when the allocator is out of memory.
+  void* take(bool& from_pool) noexcept {
+    if (free_ == nullptr && remote_.load(sync::native::relaxed) != nullptr) {
+      // acquire pairs with give_remote's release: the frames' contents are ours again.
+      free_ = remote_.exchange(nullptr, sync::native::acquire);
+    }
+    if (free_ != nullptr) {
+      node* n = free_;
+      free_ = n->next;
+      from_pool = true;
+      return n;
+    }
+    from_pool = false;
+    return allocate(frame_bytes_);
+  }
+  // Owner only.
+  void give(void* p) noexcept {
+    auto* n = static_cast<node*>(p);
+    n->next = free_;
+    free_ = n;
+  }
+  // Any thread but the owner: a lock-free push (I-POOL-1: push-only CAS plus the owner's
+  // take-all exchange has no ABA). release pairs with take()'s acquire.
+  void give_remote(void* p) noexcept {
+    auto* n = static_cast<node*>(p);
+    node* head = remote_.load(sync::native::relaxed);
+    do {
+      n->next = head;
+    } while (!remote_.compare_exchange_weak(head, n, sync::native::release, sync::native::relaxed));
+  }
+  // Owner only: keeps the first `keep` frames of the local list, frees the rest.
+  void trim(std::size_t keep) noexcept {
+    node** link = &free_;
+    for (std::size_t i = 0; i < keep && *link != nullptr; ++i) link = &(*link)->next;
+    node* n = *link;
+    *link = nullptr;
+    while (n != nullptr) {
+      node* next = n->next;
+      std::free(n);
+      n = next;
+    }
+  }
+  // When no other thread can free into this pool any more (destruction).
+  void release_all() noexcept {
+    node* lists[2] = {free_, remote_.exchange(nullptr, sync::native::acquire)};
+    for (node* n : lists) {
+      while (n != nullptr) {
+        node* next = n->next;
+        std::free(n);
+        n = next;
+      }
+    }
+    free_ = nullptr;
+  }
+  std::size_t frame_bytes() const noexcept { return frame_bytes_; }
+
+  static void* allocate(std::size_t bytes) noexcept { return std::aligned_alloc(kFrameAlign, round_up(bytes)); }
+  static void release(void* p) noexcept { std::free(p); }
+
+ private:
+  struct node {
+    node* next;
+  };
+  static std::size_t round_up(std::size_t b) noexcept { return (b + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
+
+  const std::size_t frame_bytes_;
+  node* free_ = nullptr;   // owner only
+  // Frames freed by other threads. Pushed by them (release CAS), taken whole by the owner
+  // (acquire exchange). Own cache line: remote frees must not bounce the owner's fields.
+  alignas(sync::kCacheLine) sync::native::atomic<node*> remote_{nullptr};
+};
+
+}  // namespace rt::memory

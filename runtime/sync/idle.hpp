@@ -1,0 +1,163 @@
+// The idle set: which workers search and which sleep (docs/design/parking.md).
+// Modelled on the Go/Tokio scheduler: at most `max_searching` workers search at once; a spawn
+// wakes a sleeper only when nobody searches; the last searcher to find work wakes another.
+//
+// state_ packs two counters: low 32 bits = searching workers, high 32 bits = unparked workers.
+// Written by workers (transitions) and notifiers (wake-ups), all RMWs seq_cst (I-PARK-1/2).
+// The sleepers list is guarded by lock_ and is only touched on the slow paths.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sync/atomics.hpp"
+
+namespace rt::sync {
+
+template <class S>
+class idle_set {
+ public:
+  idle_set(int workers, int max_searching)
+      : workers_(workers), max_searching_(max_searching < 1 ? 1 : max_searching),
+        state_(static_cast<std::uint64_t>(workers) << 32), sleeping_(static_cast<std::size_t>(workers), 0),
+        as_searcher_(static_cast<std::size_t>(workers), 0) {
+    sleepers_.reserve(static_cast<std::size_t>(workers));
+  }
+
+  // A worker with no local work asks to search; refused when enough already do.
+  bool try_start_searching() noexcept {
+    if (searching(state_.load(S::seq_cst)) >= static_cast<std::uint32_t>(max_searching_)) return false;
+    state_.fetch_add(1, S::seq_cst);
+    return true;
+  }
+  // A searcher found work (or gives up): returns true when it was the last searcher (I-SEARCH-1).
+  bool stop_searching() noexcept { return searching(state_.fetch_sub(1, S::seq_cst)) == 1; }
+
+  // Phase one of parking (I-PARK-2): the worker registers as a sleeper. The caller must then
+  // issue a seq_cst fence and re-check every queue before it commits to parker::park().
+  // Returns true when this worker was the last searcher.
+  // A worker blocked in a join registers the same way with `joiner` set: spawns may then wake
+  // it to help, and the joiners count keeps the runtime from looking quiescent while a task is
+  // still in the middle of its join (I-SHUT-3).
+  bool prepare_park(int w, bool was_searching, bool joiner = false) noexcept {
+    if (joiner) joiners_.fetch_add(1, S::seq_cst);
+    lock();
+    std::uint64_t dec = (std::uint64_t{1} << 32) + (was_searching ? 1u : 0u);
+    std::uint64_t prev = state_.fetch_sub(dec, S::seq_cst);
+    sleepers_.push_back(w);
+    sleeping_[static_cast<std::size_t>(w)] = 1;
+    unlock();
+    return was_searching && searching(prev) == 1;
+  }
+
+  // A worker that registered but found work on its re-check removes itself. Returns
+  // kNotRegistered when a notifier already took it off the list; then a token is (or will be)
+  // pending in its parker and the notifier's intent is honoured by the caller (I-PARK-5).
+  enum class cancel_result { cancelled, already_woken };
+  cancel_result cancel_park(int w, bool joiner = false) noexcept {
+    lock();
+    cancel_result r = cancel_result::already_woken;
+    if (sleeping_[static_cast<std::size_t>(w)]) {
+      remove_locked(w);
+      state_.fetch_add(std::uint64_t{1} << 32, S::seq_cst);
+      r = cancel_result::cancelled;
+    }
+    unlock();
+    // After unparked was restored (by us or by the notifier that took us off the list).
+    if (joiner) joiners_.fetch_sub(1, S::seq_cst);
+    return r;
+  }
+
+  // Notifier side: true when a sleeper should be woken for new shared work.
+  bool should_wake() const noexcept {
+    std::uint64_t s = state_.load(S::seq_cst);
+    return searching(s) == 0 && unparked(s) < static_cast<std::uint32_t>(workers_);
+  }
+
+  // Takes one sleeper off the list as a searcher; -1 when none should be woken.
+  int take_sleeper_to_search() noexcept {
+    if (!should_wake()) return -1;
+    lock();
+    int w = -1;
+    if (should_wake() && !sleepers_.empty()) {
+      w = sleepers_.back();
+      sleepers_.pop_back();
+      sleeping_[static_cast<std::size_t>(w)] = 0;
+      as_searcher_[static_cast<std::size_t>(w)] = 1;
+      state_.fetch_add((std::uint64_t{1} << 32) + 1, S::seq_cst);
+    }
+    unlock();
+    return w;
+  }
+
+  // Directed wake (mailbox hand-off, shutdown): takes worker w off the list if it sleeps.
+  bool take_sleeper(int w) noexcept {
+    lock();
+    bool taken = sleeping_[static_cast<std::size_t>(w)] != 0;
+    if (taken) {
+      remove_locked(w);
+      as_searcher_[static_cast<std::size_t>(w)] = 0;
+      state_.fetch_add(std::uint64_t{1} << 32, S::seq_cst);
+    }
+    unlock();
+    return taken;
+  }
+
+  // After parker::park() returns: still on the list means the wake-up was for an earlier
+  // registration or spurious, so park again (I-PARK-4). Otherwise returns whether the worker
+  // was woken as a searcher (it then counts in `searching`).
+  enum class wake_kind { still_parked, as_searcher, directed };
+  wake_kind after_wake(int w) noexcept {
+    lock();
+    wake_kind k = sleeping_[static_cast<std::size_t>(w)] ? wake_kind::still_parked
+                  : as_searcher_[static_cast<std::size_t>(w)] ? wake_kind::as_searcher
+                                                              : wake_kind::directed;
+    as_searcher_[static_cast<std::size_t>(w)] = 0;
+    unlock();
+    return k;
+  }
+
+  std::uint32_t unparked_count() const noexcept { return unparked(state_.load(S::seq_cst)); }
+  std::uint32_t joiner_count() const noexcept { return joiners_.load(S::seq_cst); }
+  std::uint32_t searching_count() const noexcept { return searching(state_.load(S::seq_cst)); }
+  bool is_sleeping(int w) noexcept {
+    lock();
+    bool s = sleeping_[static_cast<std::size_t>(w)] != 0;
+    unlock();
+    return s;
+  }
+
+ private:
+  static std::uint32_t searching(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s); }
+  static std::uint32_t unparked(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
+  void remove_locked(int w) noexcept {
+    for (std::size_t i = 0; i < sleepers_.size(); ++i) {
+      if (sleepers_[i] == w) {
+        sleepers_[i] = sleepers_.back();
+        sleepers_.pop_back();
+        break;
+      }
+    }
+    sleeping_[static_cast<std::size_t>(w)] = 0;
+  }
+  void lock() noexcept {
+    while (lock_.exchange(true, S::acquire)) {
+      while (lock_.load(S::relaxed)) S::cpu_relax();
+    }
+  }
+  void unlock() noexcept { lock_.store(false, S::release); }
+
+  const int workers_;
+  const int max_searching_;
+  alignas(kCacheLine) typename S::template atomic<std::uint64_t> state_;
+  alignas(kCacheLine) typename S::template atomic<bool> lock_{false};
+  // Workers registered as sleepers while blocked in a join (written by them, read by the
+  // quiescence check).
+  typename S::template atomic<std::uint32_t> joiners_{0};
+  // Guarded by lock_.
+  std::vector<int> sleepers_;
+  std::vector<unsigned char> sleeping_;
+  std::vector<unsigned char> as_searcher_;
+};
+
+}  // namespace rt::sync

@@ -1,0 +1,222 @@
+// The public API's out-of-line half: rt::runtime, rt::config, rt::group, rt::stats and the
+// task ABI of rt/detail/task.hpp, all forwarding to the scheduler.
+#include <cstdlib>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "rt/runtime.hpp"
+#include "rt/task_group.hpp"
+#include "worker/scheduler.hpp"
+
+namespace rt {
+
+// ---------------------------------------------------------------------------------------------
+// config
+
+topology_source topology_source::synthetic(const std::string& description, const std::vector<int>& distances) {
+  std::string spec = "synthetic:" + description;
+  if (!distances.empty()) {
+    spec += ";distances:";
+    for (std::size_t i = 0; i < distances.size(); ++i) spec += (i ? "," : "") + std::to_string(distances[i]);
+  }
+  return topology_source{spec};
+}
+
+config config::from_env() {
+  config c;
+  if (const char* t = std::getenv("RT_TOPOLOGY"); t != nullptr && *t != '\0') c.topology = topology_source::parse(t);
+  if (const char* w = std::getenv("RT_WORKERS"); w != nullptr && *w != '\0') {
+    std::string s(w);
+    std::size_t used = 0;
+    long v = -1;
+    try {
+      v = std::stol(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || v < 0 || v > 4096)
+      throw config_error("RT_WORKERS='" + s + "': expected a whole number from 0 (one per core) to 4096");
+    c.workers = static_cast<int>(v);
+  }
+  if (const char* t = std::getenv("RT_TUNE"); t != nullptr) c.tune = t;
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// runtime
+
+namespace {
+detail::scheduler* make_scheduler(const config& cfg, runtime* owner) {
+  tun::settings settings = tun::parse(cfg.tune);
+  topo::topology topo = topo::topology::load(topo::source::parse(cfg.topology.spec()));
+  return new detail::scheduler(cfg, owner, settings, std::move(topo));
+}
+}  // namespace
+
+runtime::runtime(const config& cfg) : impl_(make_scheduler(cfg, this)) {}
+runtime::~runtime() { impl_->shutdown(); }
+void runtime::shutdown() { impl_->shutdown(); }
+int runtime::workers() const { return impl_->worker_count(); }
+int runtime::nodes() const { return impl_->node_count(); }
+bool runtime::virtual_topology() const { return impl_->virtual_topology(); }
+rt::stats runtime::stats() const { return impl_->snapshot(); }
+std::string runtime::describe() const { return tun::describe(impl_->settings()); }
+
+runtime* runtime::current() noexcept {
+  detail::worker* w = detail::scheduler::current_worker();
+  return w != nullptr ? w->sched.owner() : nullptr;
+}
+int runtime::current_worker() noexcept {
+  detail::worker* w = detail::scheduler::current_worker();
+  return w != nullptr ? w->id : -1;
+}
+
+runtime& default_runtime() {
+  // Started on first use from the environment; destroyed (drained and joined) at exit.
+  static runtime rt{config::from_env()};
+  return rt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// group
+
+namespace {
+detail::scheduler& current_scheduler() {
+  if (detail::worker* w = detail::scheduler::current_worker()) return w->sched;
+  return default_runtime().impl();
+}
+void check_node(const detail::group_state* g, node_id n, bool none_allowed) {
+  if (n.value < (none_allowed ? -1 : 0) || n.value >= g->sched->node_count())
+    throw std::invalid_argument("rt::group '" + g->name + "': node " + std::to_string(n.value) +
+                                " does not exist (the topology has " + std::to_string(g->sched->node_count()) +
+                                " nodes)");
+}
+}  // namespace
+
+group::group(std::string name) : state_(new detail::group_state(std::move(name), &current_scheduler())) {}
+group::group(runtime& owner, std::string name) : state_(new detail::group_state(std::move(name), &owner.impl())) {}
+group::~group() {
+  if (state_->refs.fetch_sub(1, detail::atomics::acq_rel) == 1) delete state_;  // I-GROUP-1
+}
+const std::string& group::name() const { return state_->name; }
+int group::home_worker() const { return state_->home_worker.load(detail::atomics::relaxed); }
+node_id group::home_node() const {
+  int w = home_worker();
+  return w < 0 ? node_id{} : node_id{state_->sched->worker_node(w)};
+}
+node_id group::preferred_node() const { return node_id{state_->preferred_node.load(detail::atomics::relaxed)}; }
+void group::set_preferred_node(node_id n) {
+  check_node(state_, n, true);
+  state_->preferred_node.store(n.value, detail::atomics::relaxed);
+}
+std::vector<node_id> group::active_nodes() const {
+  std::lock_guard<std::mutex> lk(state_->active_lock);
+  std::vector<node_id> out;
+  for (int n : state_->active_nodes) out.emplace_back(n);
+  return out;
+}
+void group::set_active_nodes(const std::vector<node_id>& nodes) {
+  for (node_id n : nodes) check_node(state_, n, false);
+  std::lock_guard<std::mutex> lk(state_->active_lock);
+  state_->active_nodes.clear();
+  for (node_id n : nodes) state_->active_nodes.push_back(n.value);
+}
+runtime& group::owner() const { return *state_->sched->owner(); }
+
+// ---------------------------------------------------------------------------------------------
+// stats
+
+int stats::counter_index(const std::string& name) const {
+  for (std::size_t i = 0; i < counter_names.size(); ++i)
+    if (counter_names[i] == name) return static_cast<int>(i);
+  return -1;
+}
+namespace {
+std::size_t index_or_throw(const stats& s, const std::string& name) {
+  int i = s.counter_index(name);
+  if (i < 0) throw std::out_of_range("rt::stats: no counter named '" + name + "'");
+  return static_cast<std::size_t>(i);
+}
+}  // namespace
+std::uint64_t stats::total(const std::string& name) const {
+  std::size_t i = index_or_throw(*this, name);
+  std::uint64_t sum = outside.empty() ? 0 : outside[i];
+  for (const auto& row : per_worker) sum += row[i];
+  return sum;
+}
+std::uint64_t stats::worker(int w, const std::string& name) const {
+  return per_worker.at(static_cast<std::size_t>(w))[index_or_throw(*this, name)];
+}
+std::uint64_t stats::node(int n, const std::string& name) const {
+  std::size_t i = index_or_throw(*this, name);
+  std::uint64_t sum = 0;
+  for (std::size_t w = 0; w < per_worker.size(); ++w)
+    if (worker_node[w] == n) sum += per_worker[w][i];
+  return sum;
+}
+void stats::print(std::ostream& os) const {
+  int nodes = 0;
+  for (int n : worker_node) nodes = std::max(nodes, n + 1);
+  os << std::left << std::setw(20) << "counter" << std::right << std::setw(14) << "total";
+  for (int n = 0; n < nodes; ++n) os << std::setw(12) << ("node " + std::to_string(n));
+  os << std::setw(12) << "outside" << "\n";
+  for (std::size_t i = 0; i < counter_names.size(); ++i) {
+    os << std::left << std::setw(20) << counter_names[i] << std::right << std::setw(14) << total(counter_names[i]);
+    for (int n = 0; n < nodes; ++n) os << std::setw(12) << node(n, counter_names[i]);
+    os << std::setw(12) << (outside.empty() ? 0 : outside[i]) << "\n";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The task ABI.
+
+namespace detail {
+
+namespace {
+scheduler& target_scheduler(const spawn_target& target) {
+  if (target.affinity != nullptr) return *target.affinity->state()->sched;
+  if (target.rt != nullptr) return target.rt->impl();
+  if (target.members != nullptr) return *target.members->sched;
+  return current_scheduler();
+}
+}  // namespace
+
+task* task_alloc(const spawn_target& target, const task_ops* ops, std::size_t size, std::size_t align) {
+  return target_scheduler(target).alloc(target, ops, size, align);
+}
+void task_abandon(task* t) noexcept { t->sched->abandon(t); }
+void task_submit(task* t) noexcept { t->sched->submit(t); }
+void task_wait(task* t) { t->sched->wait(t); }
+void task_release(task* t) noexcept { t->sched->release(t); }
+
+static_assert(sizeof(task_group_state) <= kTaskGroupStateSize, "task_group_state must fit task_group's buffer");
+static_assert(alignof(task_group_state) <= 64, "task_group's buffer is 64-aligned");
+
+void task_group_init(task_group_state* s, runtime* rt) {
+  scheduler& sch = rt != nullptr ? rt->impl() : current_scheduler();
+  sch.group_init(s);
+}
+void task_group_destroy(task_group_state* s) noexcept { s->~task_group_state(); }
+void task_group_wait(task_group_state* s) { s->sched->group_wait(s); }
+void task_group_wait_noexcept(task_group_state* s) noexcept { s->sched->group_wait_noexcept(s); }
+void task_group_fail(task_group_state* s, std::exception_ptr e) noexcept {
+  // The first failure wins; error is written before error_set's release store is seen by wait().
+  bool expected = false;
+  if (s->error_claimed.compare_exchange_strong(expected, true, atomics::acq_rel)) {
+    s->error = std::move(e);
+    s->error_set.store(true, atomics::release);
+  }
+}
+
+std::size_t parallel_for_grain(std::size_t n) {
+  scheduler& s = current_scheduler();
+  std::size_t chunks = static_cast<std::size_t>(s.worker_count()) *
+                       static_cast<std::size_t>(s.settings().t.parallel_for_chunks_per_worker);
+  std::size_t g = n / (chunks == 0 ? 1 : chunks);
+  return g == 0 ? 1 : g;
+}
+
+}  // namespace detail
+}  // namespace rt

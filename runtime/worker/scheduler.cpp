@@ -1,0 +1,712 @@
+// The scheduler: start-up, spawn placement, the work-search ladder, parking, join, shutdown.
+// Protocol invariants cited here are defined in docs/design/{parking,tasks,shutdown,deque}.md.
+#include "worker/scheduler.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <system_error>
+
+#include "core/assert.hpp"
+#include "rt/error.hpp"
+#include "rt/runtime.hpp"
+
+namespace rt::detail {
+
+namespace {
+
+// The worker the calling thread is, or null. Written once by the worker thread itself.
+thread_local worker* tls_worker = nullptr;
+
+// An outside thread's parker, for task_group::wait (one per thread, lives as long as it).
+thread_local parker_t tls_outside_parker;
+thread_local char tls_thread_key;
+inline constexpr int kMaxWorkers = 4096;
+
+void* payload_of(task* t) noexcept { return task_payload(t); }
+
+std::vector<int> worker_cores(const topo::topology& t, int workers) {
+  if (workers < 0 || workers > kMaxWorkers) {
+    throw rt::config_error("rt::config: workers=" + std::to_string(workers) + " is out of range (0 = one per core, 1.." +
+                           std::to_string(kMaxWorkers) + ")");
+  }
+  std::vector<int> cores = policy::default_worker_cores(t, workers);
+  if (cores.empty()) {
+    throw rt::config_error("rt::config: topology '" + t.source_desc +
+                           "' has no core with an allowed PU (check taskset/cpuset)");
+  }
+  return cores;
+}
+
+}  // namespace
+
+worker::worker(scheduler& s, int id_, int node_, int llc_, std::size_t log2_capacity, std::size_t mailbox_capacity)
+    : id(id_), node(node_), llc(llc_), sched(s), dq(static_cast<unsigned>(log2_capacity)), mailbox(mailbox_capacity),
+      rng(0x6e756d617274ull ^ static_cast<std::uint64_t>(id_)), pool(kPooledFrameSize) {}
+
+worker* scheduler::current_worker() noexcept { return tls_worker; }
+const void* scheduler::thread_key() noexcept { return &tls_thread_key; }
+
+void scheduler::group_init(task_group_state* g) {
+  worker* w = tls_worker;
+  if (w != nullptr && &w->sched != this) w = nullptr;
+  ::new (g) task_group_state{this, w, thread_key(), 0, false, {0}, {false}, {false}, nullptr};
+}
+
+void scheduler::group_count_spawn(task_group_state* g, worker* w) noexcept {
+  if (w != nullptr && w == g->owner && !g->folded)
+    ++g->local;
+  else
+    g->shared.fetch_add(1, atomics::relaxed);
+}
+
+scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& settings, topo::topology topo)
+    : owner_(owner), topo_(std::move(topo)), settings_(settings),
+      layout_(policy::make_layout(topo_, worker_cores(topo_, cfg.workers))),
+      idle_(layout_.worker_count(),
+            std::max(1, layout_.worker_count() * static_cast<int>(settings_.t.searching_max_pct) / 100)),
+      name_(cfg.name) {
+  const int n = layout_.worker_count();
+  workers_.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const auto& place = layout_.workers[static_cast<std::size_t>(i)];
+    workers_.push_back(std::make_unique<worker>(*this, i, place.node, place.llc,
+                                                static_cast<std::size_t>(settings_.t.deque_log2_capacity),
+                                                static_cast<std::size_t>(settings_.t.mailbox_capacity)));
+  }
+  for (int nd = 0; nd < topo_.node_count(); ++nd) injection_.push_back(std::make_unique<deque::injection_queue<task>>(static_cast<std::size_t>(settings_.t.injection_queue_reserve)));
+  for (auto& wp : workers_) wp->plan = policy::make_steal_plan(layout_, wp->id);
+  start_workers();
+}
+
+void scheduler::start_workers() {
+  std::size_t started = 0;
+  try {
+    for (; started < workers_.size(); ++started) {
+      worker& w = *workers_[started];
+      w.thread = std::thread([this, &w] { run_worker(w); });
+    }
+  } catch (const std::system_error& e) {
+    // I-SHUT-5: a failed start stops the workers already running and leaks nothing.
+    terminated_.store(1, atomics::release);
+    for (std::size_t i = 0; i < started; ++i) workers_[i]->parker.unpark();
+    for (std::size_t i = 0; i < started; ++i) workers_[i]->thread.join();
+    joined_ = true;
+    throw rt::startup_error(std::string("numart: cannot start worker thread ") + std::to_string(started) + " of " +
+                            std::to_string(workers_.size()) + ": " + e.what());
+  }
+}
+
+scheduler::~scheduler() { shutdown(); }
+
+// ---------------------------------------------------------------------------------------------
+// The worker loop (DESIGN.md §5): find work, run it, else park.
+
+void scheduler::run_worker(worker& w) {
+  tls_worker = &w;
+  if (topo_.is_host) topo_.bind_current_thread(layout_.workers[static_cast<std::size_t>(w.id)].core);
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* base = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+      // The stack grows down from base + size; helping stops below this mark (I-HELP-1).
+      w.help_floor = static_cast<const char*>(base) +
+                     size * static_cast<std::size_t>(settings_.t.help_stack_reserve_pct) / 100u;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  std::string tname = name_.substr(0, 10) + "-" + std::to_string(w.id);
+  pthread_setname_np(pthread_self(), tname.c_str());
+  for (;;) {
+    if (task* t = find_work(w)) {
+      execute(&w, t);
+      continue;
+    }
+    if (terminated_.load(atomics::acquire) != 0) break;
+    if (task* t = park(w)) {
+      execute(&w, t);
+      continue;
+    }
+    if (terminated_.load(atomics::acquire) != 0) break;
+  }
+  tls_worker = nullptr;
+}
+
+task* scheduler::find_local(worker& w) {
+  if (task* t = w.mailbox.pop()) {
+    w.counters.add(ctr::counter::mailbox_taken);
+    return t;
+  }
+  // Fairness: every injection_poll_interval pops, look at the node queue before the deque, so
+  // a worker busy with its own tree cannot starve outside spawns (Go's schedule() does this).
+  if (++w.pops_since_poll >= static_cast<std::uint32_t>(settings_.t.injection_poll_interval)) {
+    w.pops_since_poll = 0;
+    if (task* t = injection_[static_cast<std::size_t>(w.node)]->pop()) {
+      w.counters.add(ctr::counter::injected_taken);
+      return t;
+    }
+  }
+  if (task* t = w.dq.pop()) return t;
+  if (task* t = injection_[static_cast<std::size_t>(w.node)]->pop()) {
+    w.counters.add(ctr::counter::injected_taken);
+    return t;
+  }
+  return nullptr;
+}
+
+// The steal ladder (docs/design/stealing.md): victims tier by tier (same LLC, same node, then
+// nodes by distance), each tier from a random start with wrap; after each remote tier, the
+// injection queues of that tier's nodes; last, every injection queue by distance (nodes without
+// workers included). A lost race is retry, never empty (I-STEAL-2): a tier is walked again
+// while any steal in it returned retry.
+task* scheduler::steal_work(worker& w) {
+  for (const policy::steal_tier& tier : w.plan.tiers) {
+    bool retry = true;
+    while (retry) {
+      retry = false;
+      const std::uint64_t start = w.rng.next_below(tier.victims.size());
+      for (std::size_t i = 0; i < tier.victims.size(); ++i) {
+        worker& v = *workers_[static_cast<std::size_t>(policy::victim_at(tier, start, i))];
+        task* t = nullptr;
+        switch (v.dq.steal(t)) {
+          case deque::steal_result::success:
+            w.counters.add(ctr::counter::steals);
+            w.counters.add(tier.level == policy::steal_level::llc    ? ctr::counter::steals_llc
+                           : tier.level == policy::steal_level::node ? ctr::counter::steals_node
+                                                                     : ctr::counter::steals_remote);
+            return t;
+          case deque::steal_result::retry:
+            w.counters.add(ctr::counter::steal_retries);
+            retry = true;
+            break;
+          case deque::steal_result::empty:
+            break;
+        }
+      }
+    }
+    if (tier.level == policy::steal_level::remote) {
+      for (int nd : tier.nodes) {
+        if (task* t = injection_[static_cast<std::size_t>(nd)]->pop()) {
+          w.counters.add(ctr::counter::injected_taken);
+          return t;
+        }
+      }
+    }
+  }
+  for (int nd : w.plan.injection_order) {
+    if (task* t = injection_[static_cast<std::size_t>(nd)]->pop()) {
+      w.counters.add(ctr::counter::injected_taken);
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+// The idle flag is stored only when it changes: the wake path's scans read it from other
+// workers, and a store per task would bounce its cache line.
+void scheduler::set_idle(worker& w, bool idle) noexcept {
+  if (w.idle.load(atomics::relaxed) != idle) w.idle.store(idle, atomics::relaxed);
+}
+
+task* scheduler::find_work(worker& w) {
+  if (task* t = find_local(w)) {
+    set_idle(w, false);
+    return t;
+  }
+  set_idle(w, true);
+  if (!w.searching && idle_.try_start_searching()) {
+    w.searching = true;
+    w.counters.add(ctr::counter::searches);
+  }
+  if (!w.searching) return nullptr;
+  for (std::int64_t round = 0; round < settings_.t.search_rounds; ++round) {
+    task* t = steal_work(w);
+    if (t == nullptr) t = find_local(w);
+    if (t != nullptr) {
+      set_idle(w, false);
+      w.searching = false;
+      // I-SEARCH-1: the last searcher to find work wakes another, since more may be queued.
+      if (idle_.stop_searching()) notify_one(&w);
+      return t;
+    }
+    for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+  }
+  return nullptr;
+}
+
+// Whether any shared queue holds a task. Called by a worker that registered as a sleeper,
+// after its seq_cst fence (I-PARK-2); its own mailbox is re-checked by popping (I-MBX-4).
+bool scheduler::work_visible() const {
+  for (const auto& q : injection_)
+    if (q->size_estimate() != 0) return true;
+  for (const auto& v : workers_)
+    if (!v->dq.empty_estimate()) return true;
+  return false;
+}
+
+task* scheduler::park(worker& w) {
+  const bool was_searching = w.searching;
+  w.searching = false;
+  // The last searcher needs no extra check here: the re-check below covers every queue
+  // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
+  idle_.prepare_park(w.id, was_searching);
+  atomics::fence(atomics::seq_cst);  // I-PARK-2: registration before the re-check
+  // I-SHUT-2: draining_ is read after the registration and before the re-check: a worker that
+  // registered before shutdown() set it is woken by shutdown's wake_all; one that registered
+  // after sees it, and then also every outside push that preceded it.
+  const bool draining = draining_.load(atomics::seq_cst);
+  task* mail = w.mailbox.pop();
+  if (mail != nullptr || work_visible()) {
+    w.counters.add(ctr::counter::park_cancels);
+    if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
+      // I-PARK-5: a notifier took us off the list: honour its intent (as a searcher if it
+      // counted us as one); its token makes a later park() return once, absorbed below.
+      w.searching = idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher;
+    }
+    if (mail != nullptr) {
+      w.counters.add(ctr::counter::mailbox_taken);
+      set_idle(w, false);
+    }
+    return mail;
+  }
+  if (draining && idle_.unparked_count() == 0 && idle_.joiner_count() == 0) {
+    // I-SHUT-3: every worker is registered as a sleeper (none runs a task), no queue holds a
+    // task, and no outside spawn is in flight: the runtime is quiescent for good.
+    terminated_.store(1, atomics::release);
+    sync::native_futex::wake_all(terminated_);
+    for (auto& v : workers_) v->parker.unpark();
+    return nullptr;
+  }
+  w.counters.add(ctr::counter::parks);
+  w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
+  for (;;) {
+    w.parker.park();
+    if (terminated_.load(atomics::acquire) != 0) return nullptr;
+    auto kind = idle_.after_wake(w.id);
+    if (kind == sync::idle_set<atomics>::wake_kind::still_parked) {
+      w.counters.add(ctr::counter::spurious_wakeups);  // I-PARK-4
+      continue;
+    }
+    w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
+    return nullptr;
+  }
+}
+
+void scheduler::notify_one(worker* from) noexcept {
+  int s = idle_.take_sleeper_to_search();
+  if (s < 0) return;
+  workers_[static_cast<std::size_t>(s)]->parker.unpark();
+  if (from != nullptr)
+    from->counters.add(ctr::counter::wakeups_sent);
+  else
+    outside_counters_.add_shared(ctr::counter::wakeups_sent);
+}
+
+void scheduler::wake_all() noexcept {
+  for (auto& v : workers_) {
+    if (idle_.take_sleeper(v->id)) v->parker.unpark();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spawn.
+
+task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::size_t size, std::size_t align) {
+  worker* w = tls_worker;
+  if (w != nullptr && &w->sched != this) w = nullptr;
+  if (w == nullptr) {
+    // I-SHUT-2: count the spawn in flight before checking stopping_, both seq_cst, so that
+    // shutdown() either sees it in flight or this check sees stopping_.
+    outside_inflight_.fetch_add(1, atomics::seq_cst);
+    if (stopping_.load(atomics::seq_cst)) {
+      outside_inflight_.fetch_sub(1, atomics::seq_cst);
+      throw rt::runtime_stopped("numart: spawn on runtime '" + name_ + "' after shutdown began");
+    }
+  }
+  if (target.node >= topo_.node_count() || target.node < -1) {
+    if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
+    throw std::invalid_argument("numart: spawn_on(node " + std::to_string(target.node) + "): the topology has " +
+                                std::to_string(topo_.node_count()) + " nodes");
+  }
+  void* mem = nullptr;
+  std::uint16_t flags = 0;
+  if (w != nullptr && size <= kPooledPayload && align <= kTaskAlign) {
+    flags |= kFramePooled;
+    bool from_pool = false;
+    mem = w->pool.take(from_pool);
+    w->counters.add(from_pool ? ctr::counter::frames_pooled : ctr::counter::frames_allocated);
+  } else {
+    RT_ASSERT(align <= kTaskAlign, "I-TASK-6", "task payloads are at most kTaskAlign-aligned");
+    mem = memory::frame_pool::allocate(kTaskHeaderSize + size);
+    if (w != nullptr) w->counters.add(ctr::counter::frames_allocated);
+  }
+  if (mem == nullptr) {
+    if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
+    throw std::bad_alloc();
+  }
+  task* t = static_cast<task*>(mem);
+  t->ops = ops;
+  t->sched = this;
+  t->members = target.members;
+  t->affinity = target.affinity != nullptr ? target.affinity->state() : nullptr;
+  ::new (&t->state) atomics::atomic<std::uint32_t>(0);
+  t->flags = static_cast<std::uint16_t>(flags | (ops->failed != nullptr ? kFrameHandle : 0));
+  t->spawner = static_cast<std::int16_t>(w != nullptr ? w->id : -1);
+  t->depth = w != nullptr ? w->depth : 0;
+  t->node = static_cast<std::int16_t>(target.node);
+  if (t->affinity != nullptr) t->affinity->refs.fetch_add(1, atomics::relaxed);  // I-GROUP-1
+  return t;
+}
+
+void scheduler::abandon(task* t) noexcept {
+  const bool outside = t->spawner < 0;
+  free_frame(t, outside ? nullptr : tls_worker);
+  if (outside) outside_inflight_.fetch_sub(1, atomics::seq_cst);
+}
+
+void scheduler::submit(task* t) noexcept {
+  worker* w = t->spawner >= 0 ? tls_worker : nullptr;
+  if (t->members != nullptr) group_count_spawn(t->members, w);
+  if (w != nullptr) {
+    w->counters.add(ctr::counter::tasks_spawned);
+    if (t->node >= 0 && t->node != w->node) {
+      push_node(t->node, t, w);
+    } else {
+      push_local(*w, t);
+    }
+    return;
+  }
+  outside_counters_.add_shared(ctr::counter::tasks_spawned);
+  outside_counters_.add_shared(ctr::counter::spawns_outside);
+  int nd = t->node;
+  if (nd < 0) nd = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(topo_.node_count()));
+  push_node(nd, t, nullptr);
+  outside_inflight_.fetch_sub(1, atomics::seq_cst);  // I-SHUT-2: after the push
+}
+
+void scheduler::push_local(worker& w, task* t) noexcept {
+  w.dq.push(t);
+  atomics::fence(atomics::seq_cst);  // I-PARK-1: the push before reading the sleepers' state
+  if (idle_.should_wake()) notify_one(&w);
+}
+
+void scheduler::push_node(int node, task* t, worker* from) noexcept {
+  injection_[static_cast<std::size_t>(node)]->push(t);
+  atomics::fence(atomics::seq_cst);  // I-PARK-1
+  // Prefer a sleeper of the target node: it polls that node's queue before stealing elsewhere.
+  bool woke = false;
+  layout_.node_workers[static_cast<std::size_t>(node)].for_each([&](std::size_t id) {
+    if (woke) return;
+    worker& cand = *workers_[id];
+    if (cand.idle.load(atomics::relaxed) && idle_.take_sleeper(cand.id)) {
+      cand.parker.unpark();
+      woke = true;
+    }
+  });
+  if (woke) {
+    if (from != nullptr)
+      from->counters.add(ctr::counter::wakeups_sent);
+    else
+      outside_counters_.add_shared(ctr::counter::wakeups_sent);
+    return;
+  }
+  if (idle_.should_wake()) notify_one(from);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running and completing tasks.
+
+void scheduler::execute(worker* w, task* t) noexcept {
+  if (t->affinity != nullptr && t->affinity->home_worker.load(atomics::relaxed) != w->id)
+    t->affinity->home_worker.store(w->id, atomics::relaxed);
+  ++w->depth;
+  t->ops->run(payload_of(t));
+  --w->depth;
+  w->counters.add(ctr::counter::tasks_run);
+  complete(t, w);
+}
+
+void scheduler::complete(task* t, worker* w) noexcept {
+  if (t->members != nullptr) {
+    task_group_state* g = t->members;
+    t->ops->drop(payload_of(t), true);
+    free_frame(t, w);
+    if (w != nullptr && w == g->owner && !g->folded) {
+      --g->local;
+      return;
+    }
+    // I-TASK-5: this RMW is the last access to g; the completion that finishes the group
+    // notifies its waiters by address.
+    if (g->shared.fetch_sub(1, atomics::seq_cst) == 1) notify_group_waiters(g);
+    return;
+  }
+  // I-TASK-1, I-TASK-2.
+  std::uint32_t prev = t->state.fetch_or(kTaskDone, atomics::acq_rel);
+  if ((prev & kTaskReleased) != 0) {
+    if (t->ops->failed != nullptr && t->ops->failed(payload_of(t)) && w != nullptr)
+      w->counters.add(ctr::counter::detached_failures);
+    t->ops->drop(payload_of(t), true);
+    free_frame(t, w);
+  } else if ((prev >> kTaskWaiterShift) != 0) {
+    workers_[(prev >> kTaskWaiterShift) - 1]->parker.unpark();  // I-TASK-4
+  } else if ((prev & kTaskWaiter) != 0) {
+    sync::native_futex::wake_all(t->state);  // I-TASK-4
+  }
+}
+
+// I-TASK-5: the waiter registers (awaiting = g, then the joiner count, both seq_cst) before it
+// re-checks `shared`; the completion decrements `shared` (seq_cst) before it reads the joiner
+// count and the awaiting words. So either the waiter sees zero or this sees the waiter. `g` is
+// only compared, never dereferenced: the group may be gone already, and a stale match on a
+// reused address is a spurious wake-up, which every waiter absorbs.
+void scheduler::notify_group_waiters(const task_group_state* g) noexcept {
+  if (idle_.joiner_count() != 0) {
+    for (auto& v : workers_)
+      if (v->awaiting.load(atomics::seq_cst) == g) v->parker.unpark();
+  }
+  if (outside_waiter_count_.load(atomics::seq_cst) != 0) {
+    std::lock_guard<std::mutex> lk(outside_waiters_lock_);
+    for (const auto& ow : outside_waiters_)
+      if (ow.key == g) ow.parker->unpark();
+  }
+}
+
+void scheduler::free_frame(task* t, worker* w) noexcept {
+  group_state* g = t->affinity;
+  if ((t->flags & kFramePooled) != 0) {
+    // A pooled frame goes home to its spawner's pool (memory/frame_pool.hpp).
+    worker& home = *workers_[static_cast<std::size_t>(t->spawner)];
+    if (&home == w)
+      home.pool.give(t);
+    else
+      home.pool.give_remote(t);
+  } else {
+    memory::frame_pool::release(t);
+  }
+  if (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1) delete g;  // I-GROUP-1
+}
+
+void scheduler::release(task* t) noexcept {
+  worker* w = tls_worker;
+  if (w != nullptr && &w->sched != this) w = nullptr;
+  // I-TASK-3: INLINE is only ever written by the joiner that popped the task itself, so a
+  // relaxed load by that same thread sees it, and no other thread holds the frame.
+  if ((t->state.load(atomics::relaxed) & kTaskInline) != 0) {
+    t->ops->drop(payload_of(t), true);
+    free_frame(t, w);
+    return;
+  }
+  std::uint32_t prev = t->state.fetch_or(kTaskReleased, atomics::acq_rel);
+  if ((prev & kTaskDone) != 0) {
+    t->ops->drop(payload_of(t), true);
+    free_frame(t, w);
+  }
+}
+
+// One step of helping while a join or a task_group waits: run one task if any is found.
+// I-HELP-1: a waiter nests the tasks it helps with on top of its own frames. From its own
+// deque it only takes tasks spawned at its current depth or deeper (descendants of the waiting
+// frame; older entries belong to frames below it and are put back), so that part of the nesting
+// is bounded by the spawn tree's depth. Other workers' tasks (mailbox, node queues, steals) are
+// taken only while less than help_stack_reserve_pct of the stack is in use (oneTBB stops
+// stealing past half its stack likewise). I-HELP-2: putting a popped task back with push()
+// restores the deque exactly (pop took the bottom slot, push refills it).
+bool scheduler::help_once(worker& w) {
+  if (task* own = w.dq.pop()) {
+    if (own->depth >= w.depth) {
+      execute(&w, own);
+      return true;
+    }
+    w.dq.push(own);
+  }
+  if (static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor) return false;
+  task* t = w.mailbox.pop();
+  if (t != nullptr) {
+    w.counters.add(ctr::counter::mailbox_taken);
+  } else if ((t = injection_[static_cast<std::size_t>(w.node)]->pop()) != nullptr) {
+    w.counters.add(ctr::counter::injected_taken);
+  } else {
+    t = steal_work(w);
+  }
+  if (t == nullptr) return false;
+  execute(&w, t);
+  return true;
+}
+
+// A worker whose join found nothing to help with registers as a sleeper (so that new work
+// wakes it to help) and parks until the awaited task or group unparks it (I-TASK-4, I-TASK-5).
+// The caller registered itself on the awaited object first; `done` re-checks it after the
+// fence, like every other queue (I-PARK-2). It always leaves the sleeper list before returning.
+template <class Done>
+void scheduler::block_joiner(worker& w, const Done& done) {
+  w.counters.add(ctr::counter::join_blocks);
+  idle_.prepare_park(w.id, false, true);
+  atomics::fence(atomics::seq_cst);  // I-PARK-2
+  if (!done() && !work_visible()) w.parker.park();
+  if (idle_.cancel_park(w.id, true) == sync::idle_set<atomics>::cancel_result::already_woken &&
+      idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher) {
+    // I-PARK-5: a notifier counted us as a searcher; we go back to a join, not to searching,
+    // so pass the obligation on.
+    if (idle_.stop_searching()) notify_one(&w);
+  }
+}
+
+void scheduler::wait(task* t) {
+  worker* w = tls_worker;
+  if (w != nullptr && &w->sched != this) w = nullptr;
+  if (w != nullptr) {
+    bool counted = false;
+    std::int64_t idle_rounds = 0;
+    for (;;) {
+      std::uint32_t s = t->state.load(atomics::acquire);  // I-TASK-1
+      if ((s & kTaskDone) != 0) return;
+      task* x = w->dq.pop();
+      if (x == t) {
+        // I-TASK-3: the joiner took its own task back: nobody else can see it any more.
+        ++w->depth;
+        t->ops->run(payload_of(t));
+        --w->depth;
+        t->state.store(kTaskDone | kTaskInline, atomics::relaxed);
+        w->counters.add(ctr::counter::tasks_run);
+        w->counters.add(ctr::counter::tasks_inline);
+        return;
+      }
+      if (x != nullptr) w->dq.push(x);  // I-HELP-2: help_once decides whether to run it
+      if (!counted) {
+        w->counters.add(ctr::counter::join_waits);
+        counted = true;
+      }
+      if (help_once(*w)) {
+        idle_rounds = 0;
+        continue;
+      }
+      if (++idle_rounds < settings_.t.search_rounds) {
+        for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+        continue;
+      }
+      const std::uint32_t me = static_cast<std::uint32_t>(w->id + 1) << kTaskWaiterShift;
+      if ((s & me) != me && !t->state.compare_exchange_strong(s, s | me, atomics::acq_rel)) continue;
+      block_joiner(*w, [t] { return (t->state.load(atomics::acquire) & kTaskDone) != 0; });
+      idle_rounds = 0;
+    }
+  }
+  for (;;) {
+    std::uint32_t s = t->state.load(atomics::acquire);
+    if ((s & kTaskDone) != 0) return;
+    if ((s & kTaskWaiter) == 0 && !t->state.compare_exchange_strong(s, s | kTaskWaiter, atomics::acq_rel)) continue;
+    sync::native_futex::wait(t->state, s | kTaskWaiter);
+  }
+}
+
+void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
+  worker* w = tls_worker;
+  if (w != nullptr && &w->sched != this) w = nullptr;
+  // From here on every spawn and completion counts in `shared` (the owner's too).
+  if (!g->folded) {
+    if (g->local != 0) g->shared.fetch_add(g->local, atomics::seq_cst);
+    g->local = 0;
+    g->folded = true;
+  }
+  auto done = [g] { return g->shared.load(atomics::seq_cst) == 0; };
+  std::int64_t idle_rounds = 0;
+  while (!done()) {
+    if (w != nullptr) {
+      if (help_once(*w)) {
+        idle_rounds = 0;
+        continue;
+      }
+      if (++idle_rounds < settings_.t.search_rounds) {
+        for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+        continue;
+      }
+      w->awaiting.store(g, atomics::seq_cst);
+      block_joiner(*w, done);
+      w->awaiting.store(nullptr, atomics::relaxed);
+      idle_rounds = 0;
+      continue;
+    }
+    // Outside thread: register its parker under the group's address, re-check, park.
+    {
+      std::lock_guard<std::mutex> lk(outside_waiters_lock_);
+      outside_waiters_.push_back({g, &tls_outside_parker});
+      outside_waiter_count_.fetch_add(1, atomics::seq_cst);
+    }
+    atomics::fence(atomics::seq_cst);
+    if (!done()) tls_outside_parker.park();
+    {
+      std::lock_guard<std::mutex> lk(outside_waiters_lock_);
+      for (std::size_t i = 0; i < outside_waiters_.size(); ++i) {
+        if (outside_waiters_[i].parker == &tls_outside_parker) {
+          outside_waiters_[i] = outside_waiters_.back();
+          outside_waiters_.pop_back();
+          break;
+        }
+      }
+      outside_waiter_count_.fetch_sub(1, atomics::seq_cst);
+    }
+  }
+  g->folded = false;  // the group may be reused: local counting resumes
+}
+
+void scheduler::group_wait(task_group_state* g) {
+  if (g->creator != thread_key())
+    throw std::logic_error("rt::task_group::wait must be called by the thread that created the group");
+  group_wait_noexcept(g);
+  if (g->error_set.load(atomics::acquire)) {
+    std::exception_ptr e = std::exchange(g->error, nullptr);
+    g->error_set.store(false, atomics::relaxed);
+    g->error_claimed.store(false, atomics::relaxed);
+    std::rethrow_exception(e);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shutdown (docs/design/shutdown.md).
+
+void scheduler::shutdown() {
+  std::lock_guard<std::mutex> lk(shutdown_lock_);
+  if (joined_) return;
+  worker* self = tls_worker;
+  RT_ASSERT(self == nullptr || &self->sched != this, "I-SHUT-4",
+            "a runtime cannot be shut down or destroyed from one of its own workers");
+  stopping_.store(true, atomics::seq_cst);  // I-SHUT-1
+  // I-SHUT-2: wait for outside spawns that passed their stopping_ check to finish their push.
+  while (outside_inflight_.load(atomics::seq_cst) != 0) std::this_thread::yield();
+  draining_.store(true, atomics::seq_cst);
+  // Every worker registered as a sleeper before this point re-runs its loop and re-checks
+  // quiescence with draining_ set; later ones read it themselves (I-SHUT-2).
+  wake_all();
+  while (terminated_.load(atomics::acquire) == 0) sync::native_futex::wait(terminated_, 0);
+  for (auto& w : workers_) w->thread.join();
+  joined_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats.
+
+rt::stats scheduler::snapshot() const {
+  rt::stats s;
+  for (const auto& info : ctr::kCounterInfo) {
+    s.counter_names.emplace_back(info.name);
+    s.counter_units.emplace_back(info.unit);
+  }
+  for (const auto& w : workers_) {
+    std::vector<std::uint64_t> row;
+    row.reserve(ctr::kCounterCount);
+    for (std::size_t c = 0; c < ctr::kCounterCount; ++c) row.push_back(w->counters.read(static_cast<ctr::counter>(c)));
+    s.per_worker.push_back(std::move(row));
+    s.worker_node.push_back(w->node);
+  }
+  for (std::size_t c = 0; c < ctr::kCounterCount; ++c)
+    s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
+  s.tunables = tun::describe(settings_);
+  s.topology = topo_.source_desc;
+  s.virtual_topology = !topo_.is_host;
+  return s;
+}
+
+}  // namespace rt::detail

@@ -1,0 +1,202 @@
+// The scheduler behind rt::runtime: workers, their queues, the idle set, spawn/join/shutdown.
+// Protocols: docs/design/parking.md (I-PARK-N, I-SEARCH-N), docs/design/shutdown.md
+// (I-SHUT-N), docs/design/tasks.md (I-TASK-N), docs/design/deque.md (I-DEQ-N).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "deque/chase_lev.hpp"
+#include "deque/injection_queue.hpp"
+#include "deque/mailbox.hpp"
+#include "memory/frame_pool.hpp"
+#include "policy/layout.hpp"
+#include "policy/steal.hpp"
+#include "rt/config.hpp"
+#include "rt/group.hpp"
+#include "rt/stats.hpp"
+#include "stats/counters.hpp"
+#include "sync/futex.hpp"
+#include "sync/idle.hpp"
+#include "sync/parker.hpp"
+#include "topology/topology.hpp"
+#include "tunables/tunables.hpp"
+#include "worker/task.hpp"
+
+namespace rt {
+class runtime;
+}
+
+namespace rt::detail {
+
+using atomics = sync::native;
+using parker_t = sync::parker<atomics, sync::native_futex>;
+struct worker;
+
+// The state behind rt::task_group, placement-constructed in its kTaskGroupStateSize buffer.
+// Pending tasks = local + shared (I-TASK-5). Until its first wait, the creating worker counts
+// the spawns and completions it does itself in `local`, with no atomic RMW, so a spawning
+// owner and a thief that runs its tasks do not bounce one cache line per task; everyone else,
+// and the owner after wait() folded `local` in, counts in `shared`.
+struct task_group_state {
+  scheduler* sched;
+  worker* owner;                 // the creating worker, or null (created outside workers)
+  const void* creator;           // identity of the creating thread (scheduler::thread_key())
+  std::int64_t local;            // owner thread only
+  bool folded;                   // owner thread only: local counting is off until wait() returns
+  // Incremented (relaxed: the push publishes the task) by spawns, decremented (seq_cst) by
+  // completions; the completion that brings it to zero notifies waiters by address, never
+  // touching the group again (I-TASK-5).
+  atomics::atomic<std::int64_t> shared;
+  // First exception: error_claimed picks the one writer (acq_rel CAS); error_set (release)
+  // publishes `error` to wait() (acquire).
+  atomics::atomic<bool> error_claimed;
+  atomics::atomic<bool> error_set;
+  std::exception_ptr error;
+};
+
+// The state behind rt::group.
+struct group_state {
+  group_state(std::string n, scheduler* s) : name(std::move(n)), sched(s) {}
+  std::string name;
+  scheduler* sched;
+  // One reference for the rt::group object and one per task frame naming the group (taken in
+  // task_alloc, dropped when the frame is freed); the last one deletes the state (I-GROUP-1).
+  atomics::atomic<std::uint32_t> refs{1};
+  // Written by the worker that runs a task of the group (relaxed: a placement hint).
+  atomics::atomic<int> home_worker{-1};
+  // Written by the balancer or set_preferred_node (relaxed: a placement hint).
+  atomics::atomic<int> preferred_node{-1};
+  std::mutex active_lock;
+  std::vector<int> active_nodes;   // guarded by active_lock
+};
+
+struct alignas(sync::kCacheLine) worker {
+  worker(scheduler& s, int id, int node, int llc, std::size_t log2_capacity, std::size_t mailbox_capacity);
+
+  const int id;
+  const int node;
+  const int llc;
+  scheduler& sched;
+  deque::chase_lev<task*> dq;
+  deque::mailbox<task> mailbox;
+  parker_t parker;
+  core::rng rng;
+  memory::frame_pool pool;
+  ctr::counter_block counters;
+  // true while the worker has no task to run (searching or parked). Written by the owner
+  // (relaxed, only on change), read by the wake path's idle scan (relaxed): a hint, never a
+  // guarantee. Own cache line: other workers read it while the owner's hot fields change.
+  alignas(sync::kCacheLine) atomics::atomic<bool> idle{true};
+  alignas(sync::kCacheLine) std::uint32_t pops_since_poll = 0;
+  std::int32_t depth = 0;            // tasks nested on this thread's stack right now (I-HELP-1)
+  // The task_group this worker is blocked on in wait(), or null. Written by the worker (seq_cst,
+  // before it registers as a blocked joiner), read by completions that finish a group (I-TASK-5).
+  atomics::atomic<const void*> awaiting{nullptr};
+  const char* help_floor = nullptr;  // below this stack address, help only from the own deque
+  bool searching = false;
+  policy::steal_plan plan;         // victims tier by tier, injection queues by distance
+  std::thread thread;
+};
+
+class scheduler {
+ public:
+  // `settings` and `topo` were parsed and loaded by rt::runtime (so config errors surface
+  // before anything starts); starts the workers, or throws rt::startup_error.
+  scheduler(const config& cfg, runtime* owner, const tun::settings& settings, topo::topology topo);
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  // The task ABI (rt/detail/task.hpp).
+  task* alloc(const spawn_target& target, const task_ops* ops, std::size_t size, std::size_t align);
+  void abandon(task* t) noexcept;
+  void submit(task* t) noexcept;
+  void wait(task* t);
+  void release(task* t) noexcept;
+  // task_group support.
+  void group_wait(task_group_state* g);
+  void group_wait_noexcept(task_group_state* g) noexcept;
+
+  void shutdown();
+  rt::stats snapshot() const;
+
+  runtime* owner() const { return owner_; }
+  int worker_count() const { return static_cast<int>(workers_.size()); }
+  int node_count() const { return topo_.node_count(); }
+  const topo::topology& topology() const { return topo_; }
+  const tun::settings& settings() const { return settings_; }
+  bool virtual_topology() const { return !topo_.is_host; }
+  int worker_node(int w) const { return layout_.node_of(w); }
+
+  static worker* current_worker() noexcept;
+
+ private:
+  friend struct worker_loop;
+  void start_workers();
+  void run_worker(worker& w);
+  task* find_work(worker& w);
+  task* find_local(worker& w);
+  task* steal_work(worker& w);
+  bool work_visible() const;
+  task* park(worker& w);
+  void execute(worker* w, task* t) noexcept;
+  void complete(task* t, worker* w) noexcept;
+  void free_frame(task* t, worker* w) noexcept;
+  void push_local(worker& w, task* t) noexcept;
+  void set_idle(worker& w, bool idle) noexcept;
+  void push_node(int node, task* t, worker* from) noexcept;
+  void notify_one(worker* from) noexcept;
+  void wake_all() noexcept;
+  bool help_once(worker& w);
+  template <class Done>
+  void block_joiner(worker& w, const Done& done);
+  void notify_group_waiters(const task_group_state* g) noexcept;
+  void group_count_spawn(task_group_state* g, worker* w) noexcept;
+
+ public:
+  // A per-thread identity for task_group's creator check.
+  static const void* thread_key() noexcept;
+  void group_init(task_group_state* g);
+
+ private:
+
+  runtime* owner_;
+  topo::topology topo_;
+  tun::settings settings_;
+  policy::layout layout_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::vector<std::unique_ptr<deque::injection_queue<task>>> injection_;   // per node
+  sync::idle_set<atomics> idle_;
+  // I-SHUT-1: set once by shutdown(); read acquire by task_alloc from outside threads.
+  atomics::atomic<bool> stopping_{false};
+  // I-SHUT-2: outside-thread spawns between their stopping_ check and their push.
+  atomics::atomic<std::int64_t> outside_inflight_{0};
+  // I-SHUT-2: set by shutdown() once outside_inflight_ reached zero after stopping_; only then
+  // may a worker declare the runtime quiescent.
+  atomics::atomic<bool> draining_{false};
+  // I-SHUT-3: set by the last worker to find the runtime quiescent; futex word for shutdown().
+  atomics::atomic<std::uint32_t> terminated_{0};
+  atomics::atomic<std::uint64_t> outside_rr_{0};  // round-robin node for outside spawns
+  ctr::counter_block outside_counters_;     // spawns from threads that are not workers
+  // Outside threads blocked in task_group::wait: their parkers, keyed by the group they wait
+  // for. Guarded by outside_waiters_lock_; outside_waiter_count_ lets completions skip the lock.
+  struct outside_waiter {
+    const void* key;
+    parker_t* parker;
+  };
+  std::mutex outside_waiters_lock_;
+  std::vector<outside_waiter> outside_waiters_;
+  atomics::atomic<std::uint32_t> outside_waiter_count_{0};
+  std::mutex shutdown_lock_;
+  bool joined_ = false;
+  std::string name_;
+};
+
+}  // namespace rt::detail
