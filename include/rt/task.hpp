@@ -121,19 +121,14 @@ class [[nodiscard]] join_handle {
     if (!t_) throw std::logic_error("rt::join_handle::join on an empty or already joined handle");
     detail::task* t = std::exchange(t_, nullptr);
     detail::task_wait(t);
+    // Releases the frame however this function leaves, a throwing move of T included.
+    struct release_guard {
+      detail::task* t;
+      ~release_guard() { detail::task_release(t); }
+    } guard{t};
     auto& r = *static_cast<detail::result_slot<T>*>(result_ptr(t));
-    if (r.state == 2) {
-      std::exception_ptr e = r.error;
-      detail::task_release(t);
-      std::rethrow_exception(e);
-    }
-    if constexpr (std::is_void_v<T>) {
-      detail::task_release(t);
-    } else {
-      T v(std::move(r.value));
-      detail::task_release(t);
-      return v;
-    }
+    if (r.state == 2) std::rethrow_exception(r.error);
+    if constexpr (!std::is_void_v<T>) return T(std::move(r.value));
   }
 
  private:

@@ -40,8 +40,9 @@ class idle_set {
   // it to help, and the joiners count keeps the runtime from looking quiescent while a task is
   // still in the middle of its join (I-SHUT-3).
   bool prepare_park(int w, bool was_searching, bool joiner = false) noexcept {
-    if (joiner) joiners_.fetch_add(1, S::seq_cst);
     lock();
+    if (joiner) joiners_.fetch_add(1, S::seq_cst);
+    ++epoch_;
     std::uint64_t dec = (std::uint64_t{1} << 32) + (was_searching ? 1u : 0u);
     std::uint64_t prev = state_.fetch_sub(dec, S::seq_cst);
     sleepers_.push_back(w);
@@ -62,9 +63,9 @@ class idle_set {
       state_.fetch_add(std::uint64_t{1} << 32, S::seq_cst);
       r = cancel_result::cancelled;
     }
-    unlock();
-    // After unparked was restored (by us or by the notifier that took us off the list).
     if (joiner) joiners_.fetch_sub(1, S::seq_cst);
+    ++epoch_;
+    unlock();
     return r;
   }
 
@@ -85,6 +86,7 @@ class idle_set {
       sleeping_[static_cast<std::size_t>(w)] = 0;
       as_searcher_[static_cast<std::size_t>(w)] = 1;
       state_.fetch_add((std::uint64_t{1} << 32) + 1, S::seq_cst);
+      ++epoch_;
     }
     unlock();
     return w;
@@ -98,6 +100,7 @@ class idle_set {
       remove_locked(w);
       as_searcher_[static_cast<std::size_t>(w)] = 0;
       state_.fetch_add(std::uint64_t{1} << 32, S::seq_cst);
+      ++epoch_;
     }
     unlock();
     return taken;
@@ -118,7 +121,25 @@ class idle_set {
   }
 
   std::uint32_t unparked_count() const noexcept { return unparked(state_.load(S::seq_cst)); }
+  // Quiescence (I-SHUT-3), in two steps around a re-check of every queue: quiescent_epoch()
+  // returns a non-zero token when every worker is registered and none is a blocked joiner;
+  // confirm_quiescent(token) runs `commit` under the lock if no registration, cancellation
+  // or wake-up happened since, and says whether it did.
   std::uint32_t joiner_count() const noexcept { return joiners_.load(S::seq_cst); }
+  std::uint64_t quiescent_epoch() noexcept {
+    lock();
+    std::uint64_t e = unparked(state_.load(S::seq_cst)) == 0 && joiners_.load(S::relaxed) == 0 ? epoch_ : 0;
+    unlock();
+    return e;
+  }
+  template <class F>
+  bool confirm_quiescent(std::uint64_t token, const F& commit) noexcept {
+    lock();
+    const bool same = token != 0 && token == epoch_;
+    if (same) commit();
+    unlock();
+    return same;
+  }
   std::uint32_t searching_count() const noexcept { return searching(state_.load(S::seq_cst)); }
   bool is_sleeping(int w) noexcept {
     lock();
@@ -151,9 +172,11 @@ class idle_set {
   const int max_searching_;
   alignas(kCacheLine) typename S::template atomic<std::uint64_t> state_;
   alignas(kCacheLine) typename S::template atomic<bool> lock_{false};
-  // Workers registered as sleepers while blocked in a join (written by them, read by the
-  // quiescence check).
+  // Workers registered while blocked in a join: changed under lock_ (seq_cst RMWs), read
+  // without it by completions that may have to wake a joiner (I-TASK-5).
   typename S::template atomic<std::uint32_t> joiners_{0};
+  // Guarded by lock_: bumped by every registration, cancellation and wake-up (I-SHUT-3).
+  std::uint64_t epoch_ = 1;
   // Guarded by lock_.
   std::vector<int> sleepers_;
   std::vector<unsigned char> sleeping_;

@@ -175,10 +175,12 @@ void stats::print(std::ostream& os) const {
 namespace detail {
 
 namespace {
+// The runtime named explicitly, else the task_group's, else the affinity group's, else the
+// current one. scheduler::alloc refuses an affinity group of another runtime.
 scheduler& target_scheduler(const spawn_target& target) {
-  if (target.affinity != nullptr) return *target.affinity->state()->sched;
   if (target.rt != nullptr) return target.rt->impl();
   if (target.members != nullptr) return *target.members->sched;
+  if (target.affinity != nullptr) return *target.affinity->state()->sched;
   return current_scheduler();
 }
 }  // namespace

@@ -127,10 +127,7 @@ void scheduler::run_worker(worker& w) {
       continue;
     }
     if (terminated_.load(atomics::acquire) != 0) break;
-    if (task* t = park(w)) {
-      execute(&w, t);
-      continue;
-    }
+    park(w);
     if (terminated_.load(atomics::acquire) != 0) break;
   }
   tls_worker = nullptr;
@@ -212,9 +209,18 @@ void scheduler::set_idle(worker& w, bool idle) noexcept {
   if (w.idle.load(atomics::relaxed) != idle) w.idle.store(idle, atomics::relaxed);
 }
 
+// A searcher that stops searching gives its slot back; the last one wakes another, since more
+// work may be queued (I-SEARCH-1).
+void scheduler::stop_searching(worker& w) noexcept {
+  if (!w.searching) return;
+  w.searching = false;
+  if (idle_.stop_searching()) notify_one(&w);
+}
+
 task* scheduler::find_work(worker& w) {
   if (task* t = find_local(w)) {
     set_idle(w, false);
+    stop_searching(w);
     return t;
   }
   set_idle(w, true);
@@ -228,9 +234,7 @@ task* scheduler::find_work(worker& w) {
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
       set_idle(w, false);
-      w.searching = false;
-      // I-SEARCH-1: the last searcher to find work wakes another, since more may be queued.
-      if (idle_.stop_searching()) notify_one(&w);
+      stop_searching(w);
       return t;
     }
     for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
@@ -238,17 +242,18 @@ task* scheduler::find_work(worker& w) {
   return nullptr;
 }
 
-// Whether any shared queue holds a task. Called by a worker that registered as a sleeper,
-// after its seq_cst fence (I-PARK-2); its own mailbox is re-checked by popping (I-MBX-4).
-bool scheduler::work_visible() const {
+// Whether any deque or injection queue holds a task. Called by a worker that registered as a
+// sleeper, after its seq_cst fence (I-PARK-2).
+// `except`: a blocked joiner's own deque holds only tasks it may not take (I-HELP-1).
+bool scheduler::work_visible(const worker* except) const {
   for (const auto& q : injection_)
     if (q->size_estimate() != 0) return true;
   for (const auto& v : workers_)
-    if (!v->dq.empty_estimate()) return true;
+    if (v.get() != except && !v->dq.empty_estimate()) return true;
   return false;
 }
 
-task* scheduler::park(worker& w) {
+void scheduler::park(worker& w) {
   const bool was_searching = w.searching;
   w.searching = false;
   // The last searcher needs no extra check here: the re-check below covers every queue
@@ -259,40 +264,41 @@ task* scheduler::park(worker& w) {
   // registered before shutdown() set it is woken by shutdown's wake_all; one that registered
   // after sees it, and then also every outside push that preceded it.
   const bool draining = draining_.load(atomics::seq_cst);
-  task* mail = w.mailbox.pop();
-  if (mail != nullptr || work_visible()) {
+  // The re-check only looks (I-PARK-2); the loop takes the work after the cancel, so that no
+  // registered worker ever holds a task (I-SHUT-3).
+  if (!w.mailbox.empty_estimate() || work_visible()) {
     w.counters.add(ctr::counter::park_cancels);
     if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
       // I-PARK-5: a notifier took us off the list: honour its intent (as a searcher if it
       // counted us as one); its token makes a later park() return once, absorbed below.
       w.searching = idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher;
     }
-    if (mail != nullptr) {
-      w.counters.add(ctr::counter::mailbox_taken);
-      set_idle(w, false);
-    }
-    return mail;
+    return;
   }
-  if (draining && idle_.unparked_count() == 0 && idle_.joiner_count() == 0) {
-    // I-SHUT-3: every worker is registered as a sleeper (none runs a task), no queue holds a
-    // task, and no outside spawn is in flight: the runtime is quiescent for good.
-    terminated_.store(1, atomics::release);
-    sync::native_futex::wake_all(terminated_);
-    for (auto& v : workers_) v->parker.unpark();
-    return nullptr;
+  if (draining) {
+    // I-SHUT-3: every worker registered and no joiner blocked (epoch E), then every queue
+    // empty, then nothing registered, cancelled or woken since E: no task runs, none is
+    // queued, no outside spawn can come (I-SHUT-2). Terminate under the idle set's lock.
+    const std::uint64_t e = idle_.quiescent_epoch();
+    if (e != 0 && !work_visible() &&
+        idle_.confirm_quiescent(e, [this] { terminated_.store(1, atomics::release); })) {
+      sync::native_futex::wake_all(terminated_);
+      for (auto& v : workers_) v->parker.unpark();
+      return;
+    }
   }
   w.counters.add(ctr::counter::parks);
   w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
   for (;;) {
     w.parker.park();
-    if (terminated_.load(atomics::acquire) != 0) return nullptr;
+    if (terminated_.load(atomics::acquire) != 0) return;
     auto kind = idle_.after_wake(w.id);
     if (kind == sync::idle_set<atomics>::wake_kind::still_parked) {
       w.counters.add(ctr::counter::spurious_wakeups);  // I-PARK-4
       continue;
     }
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
-    return nullptr;
+    return;
   }
 }
 
@@ -326,6 +332,11 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
       outside_inflight_.fetch_sub(1, atomics::seq_cst);
       throw rt::runtime_stopped("numart: spawn on runtime '" + name_ + "' after shutdown began");
     }
+  }
+  if (target.affinity != nullptr && target.affinity->state()->sched != this) {
+    if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
+    throw std::invalid_argument("numart: rt::group '" + target.affinity->state()->name +
+                                "' belongs to another runtime than the spawn's (or its task_group's)");
   }
   if (target.node >= topo_.node_count() || target.node < -1) {
     if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
@@ -516,14 +527,15 @@ void scheduler::release(task* t) noexcept {
 // stealing past half its stack likewise). I-HELP-2: putting a popped task back with push()
 // restores the deque exactly (pop took the bottom slot, push refills it).
 bool scheduler::help_once(worker& w) {
+  const bool deep = static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor;
   if (task* own = w.dq.pop()) {
-    if (own->depth >= w.depth) {
+    if (!deep || own->depth >= w.depth) {
       execute(&w, own);
       return true;
     }
-    w.dq.push(own);
+    push_local(w, own);  // I-HELP-2: back where it was, and other workers are told
   }
-  if (static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor) return false;
+  if (deep) return false;
   task* t = w.mailbox.pop();
   if (t != nullptr) {
     w.counters.add(ctr::counter::mailbox_taken);
@@ -546,7 +558,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
   idle_.prepare_park(w.id, false, true);
   atomics::fence(atomics::seq_cst);  // I-PARK-2
-  if (!done() && !work_visible()) w.parker.park();
+  if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) w.parker.park();
   if (idle_.cancel_park(w.id, true) == sync::idle_set<atomics>::cancel_result::already_woken &&
       idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher) {
     // I-PARK-5: a notifier counted us as a searcher; we go back to a join, not to searching,
@@ -575,7 +587,7 @@ void scheduler::wait(task* t) {
         w->counters.add(ctr::counter::tasks_inline);
         return;
       }
-      if (x != nullptr) w->dq.push(x);  // I-HELP-2: help_once decides whether to run it
+      if (x != nullptr) push_local(*w, x);  // I-HELP-2: help_once decides whether to run it
       if (!counted) {
         w->counters.add(ctr::counter::join_waits);
         counted = true;

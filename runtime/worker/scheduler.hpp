@@ -144,8 +144,9 @@ class scheduler {
   task* find_work(worker& w);
   task* find_local(worker& w);
   task* steal_work(worker& w);
-  bool work_visible() const;
-  task* park(worker& w);
+  bool work_visible(const worker* except = nullptr) const;
+  void park(worker& w);
+  void stop_searching(worker& w) noexcept;
   void execute(worker* w, task* t) noexcept;
   void complete(task* t, worker* w) noexcept;
   void free_frame(task* t, worker* w) noexcept;
