@@ -45,4 +45,12 @@ constexpr T sat_add(T a, std::type_identity_t<T> b) noexcept {
   }
 }
 
+// a * b clamped to the maximum of an unsigned T instead of wrapping (policy arithmetic on
+// loads and capacities scaled by percentages).
+template <sat_integer T>
+  requires std::is_unsigned_v<T>
+constexpr T sat_mul(T a, std::type_identity_t<T> b) noexcept {
+  return b != 0 && a > std::numeric_limits<T>::max() / b ? std::numeric_limits<T>::max() : static_cast<T>(a * b);
+}
+
 }  // namespace rt::core

@@ -11,14 +11,10 @@ namespace rt::policy {
 
 namespace {
 
-constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+using core::sat_mul;
+
 // avg_idle is capped at this many migration costs (ttwu_do_wakeup(): 2 * migration cost).
 constexpr std::uint64_t kAvgIdleCapMigrationCosts = 2;
-
-std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
-  if (b != 0 && a > kU64Max / b) return kU64Max;
-  return a * b;
-}
 
 // A tunables shift as a usable shift count (the tunables range is 1..10; settings built in
 // code may hold anything).

@@ -1,21 +1,10 @@
 #include "policy/wake.hpp"
 
-#include <limits>
-
 #include "core/satmath.hpp"
 
 namespace rt::policy {
 
-namespace {
-
-constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
-
-std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
-  if (b != 0 && a > kU64Max / b) return kU64Max;
-  return a * b;
-}
-
-}  // namespace
+using core::sat_mul;
 
 const char* to_string(numa_affine a) {
   switch (a) {

@@ -553,6 +553,20 @@ bool scheduler::help_once(worker& w) {
 // wakes it to help) and parks until the awaited task or group unparks it (I-TASK-4, I-TASK-5).
 // The caller registered itself on the awaited object first; `done` re-checks it after the
 // fence, like every other queue (I-PARK-2). It always leaves the sleeper list before returning.
+// One round of a waiting worker: help with a task, or spin a little. False once
+// search_rounds rounds in a row found nothing: time to block.
+bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
+  if (help_once(w)) {
+    idle_rounds = 0;
+    return true;
+  }
+  if (++idle_rounds < settings_.t.search_rounds) {
+    for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+    return true;
+  }
+  return false;
+}
+
 template <class Done>
 void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
@@ -592,14 +606,7 @@ void scheduler::wait(task* t) {
         w->counters.add(ctr::counter::join_waits);
         counted = true;
       }
-      if (help_once(*w)) {
-        idle_rounds = 0;
-        continue;
-      }
-      if (++idle_rounds < settings_.t.search_rounds) {
-        for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
-        continue;
-      }
+      if (help_or_spin(*w, idle_rounds)) continue;
       const std::uint32_t me = static_cast<std::uint32_t>(w->id + 1) << kTaskWaiterShift;
       if ((s & me) != me && !t->state.compare_exchange_strong(s, s | me, atomics::acq_rel)) continue;
       block_joiner(*w, [t] { return (t->state.load(atomics::acquire) & kTaskDone) != 0; });
@@ -627,14 +634,7 @@ void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
   std::int64_t idle_rounds = 0;
   while (!done()) {
     if (w != nullptr) {
-      if (help_once(*w)) {
-        idle_rounds = 0;
-        continue;
-      }
-      if (++idle_rounds < settings_.t.search_rounds) {
-        for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
-        continue;
-      }
+      if (help_or_spin(*w, idle_rounds)) continue;
       w->awaiting.store(g, atomics::seq_cst);
       block_joiner(*w, done);
       w->awaiting.store(nullptr, atomics::relaxed);

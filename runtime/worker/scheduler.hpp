@@ -156,6 +156,7 @@ class scheduler {
   void notify_one(worker* from) noexcept;
   void wake_all() noexcept;
   bool help_once(worker& w);
+  bool help_or_spin(worker& w, std::int64_t& idle_rounds);
   template <class Done>
   void block_joiner(worker& w, const Done& done);
   void notify_group_waiters(const task_group_state* g) noexcept;

@@ -11,6 +11,7 @@ namespace {
 
 using rt::core::lsub_positive;
 using rt::core::sat_add;
+using rt::core::sat_mul;
 using rt::core::sub_positive;
 
 template <class T>
@@ -92,6 +93,21 @@ TEST(SatAdd, UnsignedAndSigned) {
   EXPECT_EQ(sat_add<std::uint8_t>(250, 10), 255);
   EXPECT_EQ(sat_add<std::int8_t>(-100, -100), -128);
   EXPECT_EQ(sat_add<std::int8_t>(100, 100), 127);
+}
+
+TEST(SatMath, SatMulClampsInsteadOfWrapping) {
+  EXPECT_EQ(sat_mul<std::uint64_t>(0, kU64Max), 0u);
+  EXPECT_EQ(sat_mul<std::uint64_t>(kU64Max, 0), 0u);
+  EXPECT_EQ(sat_mul<std::uint64_t>(1024, 117), 119808u);
+  EXPECT_EQ(sat_mul<std::uint64_t>(kU64Max, 1), kU64Max);
+  EXPECT_EQ(sat_mul<std::uint64_t>(kU64Max / 2, 2), kU64Max - 1);
+  EXPECT_EQ(sat_mul<std::uint64_t>(kU64Max / 2 + 1, 2), kU64Max);
+  EXPECT_EQ(sat_mul<std::uint64_t>(std::uint64_t{1} << 32, std::uint64_t{1} << 32), kU64Max);
+  EXPECT_EQ(sat_mul<std::uint8_t>(16, 16), 255);
+  EXPECT_EQ(sat_mul<std::uint8_t>(15, 17), 255);
+  EXPECT_EQ(sat_mul<std::uint8_t>(5, 51), 255);
+  EXPECT_EQ(sat_mul<std::uint8_t>(3, 85), 255);
+  EXPECT_EQ(sat_mul<std::uint8_t>(2, 127), 254);
 }
 
 }  // namespace
