@@ -13,6 +13,10 @@ namespace rt::model {
 struct model_run {
   bool passed = false;
   std::string report;
+  // How many iterations reached the path the model targets (the parker model counts the
+  // schedules where unpark() returned before park() began, the parking model the cancelled
+  // waits that absorbed a notifier's wake-up, I-PARK-5); 0 where a model does not count.
+  std::uint64_t path_hits = 0;
 };
 
 // How Relacy explores the interleavings: a random scheduler for `iterations` runs (seeded per
@@ -52,5 +56,29 @@ enum class deque_policy {
   tsan_weak_seq_cst,       // defect: the TSan variant with its seq_cst accesses weakened
 };
 model_run run_chase_lev(deque_policy p, unsigned thieves, const search& s);
+
+// The parker of runtime/sync/parker.hpp on Relacy's futex emulation (docs/design/parking.md,
+// "Parking model"): one unpark() racing one park(), in every order. park() must return
+// (I-PARK-3: an unpark before the park is not lost) and only through the token (I-PARK-4: the
+// futex wait may return spuriously); the unparker's earlier write must be visible after it.
+enum class parker_variant {
+  correct,
+  split_rmw,               // defect: fetch_sub/fetch_add as load + store (the token is overwritten)
+  futex_without_compare,   // defect: a futex wait that sleeps without comparing the word
+};
+model_run run_parker(parker_variant v, const search& s);
+
+// The parking protocol: sync::idle_set and sync::parker driven as runtime/worker/scheduler.cpp
+// drives them (find_work, park, push_local, notify_one). One notifier publishes `workers` units
+// one at a time (1 worker and 1 unit, or 2 workers and 2 units; max_searching 1); every unit must
+// be claimed, and a worker left parked with work unclaimed is Relacy's DEADLOCK.
+enum class parking_variant {
+  correct,
+  sleeper_fence_dropped,   // defect: I-PARK-2's fence does nothing
+  notifier_fence_dropped,  // defect: I-PARK-1's fence does nothing
+  recheck_skipped,         // defect: the sleeper parks without re-checking the work after its fence
+  cancel_result_ignored,   // defect: a cancelled park does not adopt the notifier's intent (I-PARK-5)
+};
+model_run run_parking(parking_variant v, unsigned workers, const search& s);
 
 }  // namespace rt::model

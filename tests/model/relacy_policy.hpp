@@ -43,6 +43,12 @@ enum class defect {
   // load(seq_cst) becomes acquire and store(seq_cst) becomes release (read-modify-writes keep
   // their order): breaks the fence-free variant that the ThreadSanitizer build uses.
   weak_seq_cst_access,
+  // fence(seq_cst) does nothing (other fences are kept): the parking model gives this policy's
+  // fence to one side of I-PARK-1/I-PARK-2 only (docs/design/parking.md, "Parking model").
+  dropped_seq_cst_fence,
+  // fetch_add/fetch_sub become a load followed by a store (exchange and CAS stay atomic): a
+  // concurrent write between the two is overwritten, which breaks the parker's token (I-PARK-3).
+  split_rmw,
 };
 
 template <bool Tsan = false, defect Defect = defect::none>
@@ -89,20 +95,81 @@ struct relacy_policy_t {
     }
     template <class D>
     T fetch_add(D delta, memory_order mo = seq_cst, site loc = {}) {
-      return a_.fetch_add(delta, mo, here(loc));
+      if constexpr (Defect == defect::split_rmw) {
+        const T v = a_.load(load_part(mo), here(loc));
+        a_.store(static_cast<T>(v + delta), store_part(mo), here(loc));
+        return v;
+      } else {
+        return a_.fetch_add(delta, mo, here(loc));
+      }
     }
     template <class D>
     T fetch_sub(D delta, memory_order mo = seq_cst, site loc = {}) {
-      return a_.fetch_sub(delta, mo, here(loc));
+      if constexpr (Defect == defect::split_rmw) {
+        const T v = a_.load(load_part(mo), here(loc));
+        a_.store(static_cast<T>(v - delta), store_part(mo), here(loc));
+        return v;
+      } else {
+        return a_.fetch_sub(delta, mo, here(loc));
+      }
+    }
+
+    // The futex of runtime/sync/futex.hpp, for the parker's Fx (tests/model/parking_model.cpp).
+    // This is Relacy's own futex emulation (rl_int_futex_impl in relacy/stdlib/pthread.hpp, which
+    // only takes rl::atomic<int>) on this cell: a scheduling point and a seq_cst fence (the
+    // kernel's futex_wait and futex_wake are full barriers, kernel/futex/waitwake.c barriers A
+    // and B), then the comparison and the enqueue as one step (preemption disabled, as the kernel
+    // compares under the hash-bucket lock), then a block on the cell's wait set. The block is
+    // Relacy's own: a thread that is never woken is reported as DEADLOCK once no thread can run.
+    // Under the random scheduler the wait may also return spuriously (EINTR), as FUTEX_WAIT may;
+    // the context-bound scheduler gets none, as Relacy's condition variables do (it would branch
+    // on a spurious return at every scheduling point, which multiplies the schedules past use).
+    void futex_wait(T expected, site loc = {}) {
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      T v{};
+      {
+        rl::preemption_disabler off(c);
+        v = a_.load(rl::mo_acquire, here(loc));
+      }
+      if (v != expected) return;  // EWOULDBLOCK
+      a_.wait(c, false, c.is_random_sched(), here(loc));
+    }
+    // A deliberately wrong futex that sleeps without comparing the word (a wake that came before
+    // the sleep is lost): only for the parker model's broken variant.
+    void futex_wait_without_compare(site loc = {}) {
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      a_.wait(c, false, c.is_random_sched(), here(loc));
+    }
+    void futex_wake(unsigned count, site loc = {}) {
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      a_.wake(c, count, here(loc));
     }
 
    private:
+    static memory_order load_part(memory_order mo) {
+      return mo == rl::mo_release ? rl::mo_relaxed : mo == rl::mo_acq_rel ? rl::mo_acquire : mo;
+    }
+    static memory_order store_part(memory_order mo) {
+      return (mo == rl::mo_acquire || mo == rl::mo_consume) ? rl::mo_relaxed
+             : mo == rl::mo_acq_rel                         ? rl::mo_release
+                                                            : mo;
+    }
+
     rl::atomic<T> a_;
   };
 
   static void fence(memory_order mo, site loc = {}) {
     if constexpr (Defect == defect::weak_seq_cst_fence) {
       if (mo == rl::mo_seq_cst) mo = rl::mo_acq_rel;
+    }
+    if constexpr (Defect == defect::dropped_seq_cst_fence) {
+      if (mo == rl::mo_seq_cst) return;
     }
     rl::atomic_thread_fence(mo, here(loc));
   }
@@ -131,7 +198,7 @@ model_run simulate(const search& s) {
   }
   const bool passed = rl::simulate<Test>(params);
   const auto text = out.str();
-  return model_run{passed, std::string(text.data(), text.size())};
+  return model_run{passed, std::string(text.data(), text.size()), 0};
 }
 
 }  // namespace rt::model
