@@ -185,9 +185,16 @@ TEST(Groups, GroupMayBeDestroyedWhileItsTasksAreQueued) {
 
 TEST(SpawnOn, RunsOnTheNamedNodeWhenItsWorkersAreFree) {
   rt::runtime r{virtual_8_nodes()};
-  // Tasks queued on node 5 from outside: a sleeper of node 5 is woken directly and polls that
-  // queue first. Idle workers of other nodes may steal some (each task holds its worker for
-  // 2 ms), so the check is that node 5 ran some, not all.
+  // Let every worker go through its search rounds and park (a liveness wait, not a timing
+  // bound: it only ends early).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (r.stats().total("parks") < static_cast<std::uint64_t>(r.workers()) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(r.stats().total("parks"), static_cast<std::uint64_t>(r.workers()));
+  // A spawn_on from outside queues on node 5 and wakes a sleeper of node 5 directly, which
+  // polls its own node's queue before anything else: node 5 runs the first task at least.
+  // Later ones may be stolen by workers of other nodes (each holds its worker for 2 ms).
   std::vector<rt::join_handle<int>> hs;
   for (int i = 0; i < 16; ++i) {
     hs.push_back(r.spawn_on(rt::node_id{5}, [] {
