@@ -13,5 +13,6 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/numartConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/numartConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/numartConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/numart)
+file(RELATIVE_PATH NUMART_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/numart.pc.in ${CMAKE_CURRENT_BINARY_DIR}/numart.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/numart.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
