@@ -98,7 +98,7 @@ locality_gain migrate_improves_locality(const group_locality* g, const migration
 // anything else -> accept.
 steal_verdict classify_steal(const group_locality* g, const migration_env& env, const tun::features& f);
 
-// Indexes of the candidates to take, at most `max` (the caller passes steal_batch_max):
+// Indexes of the candidates to take, at most `max` (a batch limit chosen by the caller):
 // every prefer in batch order, then every accept, then every last_resort; never a refuse.
 std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max);
 

@@ -120,7 +120,6 @@ class idle_set {
     return k;
   }
 
-  std::uint32_t unparked_count() const noexcept { return unparked(state_.load(S::seq_cst)); }
   // Quiescence (I-SHUT-3), in two steps around a re-check of every queue: quiescent_epoch()
   // returns a non-zero token when every worker is registered and none is a blocked joiner;
   // confirm_quiescent(token) runs `commit` under the lock if no registration, cancellation
@@ -139,13 +138,6 @@ class idle_set {
     if (same) commit();
     unlock();
     return same;
-  }
-  std::uint32_t searching_count() const noexcept { return searching(state_.load(S::seq_cst)); }
-  bool is_sleeping(int w) noexcept {
-    lock();
-    bool s = sleeping_[static_cast<std::size_t>(w)] != 0;
-    unlock();
-    return s;
   }
 
  private:

@@ -365,7 +365,7 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
   t->members = target.members;
   t->affinity = target.affinity != nullptr ? target.affinity->state() : nullptr;
   ::new (&t->state) atomics::atomic<std::uint32_t>(0);
-  t->flags = static_cast<std::uint16_t>(flags | (ops->failed != nullptr ? kFrameHandle : 0));
+  t->flags = flags;
   t->spawner = static_cast<std::int16_t>(w != nullptr ? w->id : -1);
   t->depth = w != nullptr ? w->depth : 0;
   t->node = static_cast<std::int16_t>(target.node);

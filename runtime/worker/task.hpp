@@ -24,7 +24,6 @@ inline constexpr unsigned kTaskWaiterShift = 8;
 
 // flags (written once by task_alloc, before the frame is published).
 inline constexpr std::uint16_t kFramePooled = 1u;   // from, and back to, the spawner's pool
-inline constexpr std::uint16_t kFrameHandle = 2u;   // owned jointly with a join_handle
 
 struct task {
   // Filled by task_alloc; read by whoever runs, joins or frees the task. Published to other

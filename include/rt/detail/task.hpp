@@ -21,7 +21,6 @@ inline constexpr std::size_t kTaskAlign = 16;
 // allocated from the worker's node arena. A closure of up to 48 bytes plus a result of up to
 // 24 bytes (with its state byte, 32) fit, so small tasks never touch the allocator.
 inline constexpr std::size_t kPooledPayload = 80;
-inline constexpr std::size_t kInlineClosureMax = 48;
 
 struct task;
 struct task_group_state;
@@ -35,8 +34,6 @@ struct task_ops {
   // returns true when the run ended in an exception. Used to report detached failures.
   bool (*failed)(void* payload) noexcept;
 };
-
-enum class spawn_kind : std::uint8_t { handle, group_member };
 
 struct spawn_target {
   runtime* rt = nullptr;            // null: the current worker's runtime, else the default one
