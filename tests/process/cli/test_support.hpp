@@ -1,6 +1,8 @@
 // Scratch files and directories for the tool's tests.
 #pragma once
 
+#include "support/scratch_dir.hpp"
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -42,31 +44,7 @@ class scratch_file {
   std::string path_;
 };
 
-class scratch_dir {
- public:
-  scratch_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "numart-cli-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  ~scratch_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::filesystem::path p = path_ / name;
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + p.string());
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using numart_test::scratch_dir;
 
 inline std::string topology_file(const std::string& name) { return std::string(NUMART_TOPOLOGY_DIR) + "/" + name; }
 

@@ -1,6 +1,8 @@
 // A private scratch directory for tests that need files on disk (bad XML inputs).
 #pragma once
 
+#include "support/scratch_dir.hpp"
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -19,32 +21,6 @@ inline std::string read_file(const std::string& path) {
   return text;
 }
 
-class scratch_dir {
- public:
-  scratch_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "numart-topo-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  ~scratch_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-
-  // Writes `text` to a file of that name in the directory; returns its path.
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::filesystem::path p = path_ / name;
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + p.string());
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using numart_test::scratch_dir;
 
 }  // namespace test_files
