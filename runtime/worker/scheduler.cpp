@@ -324,6 +324,15 @@ void scheduler::wake_all() noexcept {
 task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::size_t size, std::size_t align) {
   worker* w = tls_worker;
   if (w != nullptr && &w->sched != this) w = nullptr;
+  // Misuse is refused before the spawn counts as in flight, so these throws undo nothing.
+  if (target.affinity != nullptr && target.affinity->state()->sched != this) {
+    throw std::invalid_argument("numart: rt::group '" + target.affinity->state()->name +
+                                "' belongs to another runtime than the spawn's (or its task_group's)");
+  }
+  if (target.node >= topo_.node_count() || target.node < -1) {
+    throw std::invalid_argument("numart: spawn_on(node " + std::to_string(target.node) + "): the topology has " +
+                                std::to_string(topo_.node_count()) + " nodes");
+  }
   if (w == nullptr) {
     // I-SHUT-2: count the spawn in flight before checking stopping_, both seq_cst, so that
     // shutdown() either sees it in flight or this check sees stopping_.
@@ -332,16 +341,6 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
       outside_inflight_.fetch_sub(1, atomics::seq_cst);
       throw rt::runtime_stopped("numart: spawn on runtime '" + name_ + "' after shutdown began");
     }
-  }
-  if (target.affinity != nullptr && target.affinity->state()->sched != this) {
-    if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
-    throw std::invalid_argument("numart: rt::group '" + target.affinity->state()->name +
-                                "' belongs to another runtime than the spawn's (or its task_group's)");
-  }
-  if (target.node >= topo_.node_count() || target.node < -1) {
-    if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
-    throw std::invalid_argument("numart: spawn_on(node " + std::to_string(target.node) + "): the topology has " +
-                                std::to_string(topo_.node_count()) + " nodes");
   }
   void* mem = nullptr;
   std::uint16_t flags = 0;

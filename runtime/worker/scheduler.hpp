@@ -138,7 +138,6 @@ class scheduler {
   static worker* current_worker() noexcept;
 
  private:
-  friend struct worker_loop;
   void start_workers();
   void run_worker(worker& w);
   task* find_work(worker& w);
