@@ -1,6 +1,10 @@
 // The public API's out-of-line half: rt::runtime, rt::config, rt::group, rt::stats and the
 // task ABI of rt/detail/task.hpp, all forwarding to the scheduler.
+#include <pthread.h>
+
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -73,10 +77,43 @@ int runtime::current_worker() noexcept {
   return w != nullptr ? w->id : -1;
 }
 
+namespace {
+// The process's default runtime: started on first use from the environment, drained and
+// joined at exit. The child of a fork() starts its own on first use; the inherited one is
+// orphaned and leaked there (docs/adr/0007-fork.md).
+struct default_slot {
+  // Guards creation. The atfork handlers hold it across fork(), so that a child never
+  // inherits it locked by a thread that does not exist there.
+  std::mutex lock;
+  // Written under `lock` (release) by the creator; read (acquire) by every default spawn.
+  std::atomic<runtime*> current{nullptr};
+  ~default_slot() {
+    runtime* r = current.load(std::memory_order_acquire);
+    if (r != nullptr && !r->impl().orphaned()) delete r;
+  }
+};
+default_slot& the_default_slot() {
+  static default_slot slot;
+  static std::once_flag atfork;
+  std::call_once(atfork, [] {
+    pthread_atfork([] { the_default_slot().lock.lock(); }, [] { the_default_slot().lock.unlock(); },
+                   [] { the_default_slot().lock.unlock(); });
+  });
+  return slot;
+}
+}  // namespace
+
 runtime& default_runtime() {
-  // Started on first use from the environment; destroyed (drained and joined) at exit.
-  static runtime rt{config::from_env()};
-  return rt;
+  default_slot& slot = the_default_slot();
+  runtime* r = slot.current.load(std::memory_order_acquire);
+  if (r != nullptr && !r->impl().orphaned()) return *r;
+  std::lock_guard<std::mutex> lk(slot.lock);
+  r = slot.current.load(std::memory_order_acquire);
+  if (r == nullptr || r->impl().orphaned()) {
+    r = new runtime(config::from_env());
+    slot.current.store(r, std::memory_order_release);
+  }
+  return *r;
 }
 
 // ---------------------------------------------------------------------------------------------

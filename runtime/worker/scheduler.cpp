@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -25,6 +26,20 @@ thread_local worker* tls_worker = nullptr;
 thread_local parker_t tls_outside_parker;
 thread_local char tls_thread_key;
 inline constexpr int kMaxWorkers = 4096;
+
+// fork() (docs/adr/0007-fork.md). Written only by the child handler, which runs in the child's
+// one thread before anything else can run there; read relaxed by spawns and waits, which only
+// compare it with the generation their scheduler started under.
+atomics::atomic<std::uint32_t> g_fork_generation{0};
+std::once_flag g_atfork_once;
+void on_fork_child() noexcept {
+  g_fork_generation.fetch_add(1, atomics::relaxed);
+  tls_worker = nullptr;  // a worker that forked is an outside thread of the child
+}
+std::uint32_t register_fork_handler() {
+  std::call_once(g_atfork_once, [] { pthread_atfork(nullptr, nullptr, &on_fork_child); });
+  return g_fork_generation.load(atomics::relaxed);
+}
 
 void* payload_of(task* t) noexcept { return task_payload(t); }
 
@@ -48,6 +63,18 @@ worker::worker(scheduler& s, int id_, int node_, int llc_, std::size_t log2_capa
       rng(0x6e756d617274ull ^ static_cast<std::uint64_t>(id_)), pool(kPooledFrameSize) {}
 
 worker* scheduler::current_worker() noexcept { return tls_worker; }
+std::uint32_t scheduler::fork_generation() noexcept { return g_fork_generation.load(atomics::relaxed); }
+bool scheduler::orphaned() const noexcept { return fork_generation() != fork_generation_; }
+
+void scheduler::throw_orphaned(const char* what) const {
+  throw rt::runtime_stopped(std::string("numart: ") + what + " on runtime '" + name_ +
+                            "', which was started before fork(): its workers exist only in the parent "
+                            "process; create a new rt::runtime in the child");
+}
+
+// A task that called fork() returned in the child (docs/adr/0007-fork.md): the child has no
+// workers to go back to, so it ends as if its one thread had finished, with status 0.
+[[noreturn]] static void end_forked_child() { std::exit(0); }
 const void* scheduler::thread_key() noexcept { return &tls_thread_key; }
 
 void scheduler::group_init(task_group_state* g) {
@@ -68,7 +95,7 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       layout_(policy::make_layout(topo_, worker_cores(topo_, cfg.workers))),
       idle_(layout_.worker_count(),
             std::max(1, layout_.worker_count() * static_cast<int>(settings_.t.searching_max_pct) / 100)),
-      name_(cfg.name) {
+      name_(cfg.name), fork_generation_(register_fork_handler()) {
   const int n = layout_.worker_count();
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -322,6 +349,7 @@ void scheduler::wake_all() noexcept {
 // Spawn.
 
 task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::size_t size, std::size_t align) {
+  if (orphaned()) throw_orphaned("spawn");
   worker* w = tls_worker;
   if (w != nullptr && &w->sched != this) w = nullptr;
   // Misuse is refused before the spawn counts as in flight, so these throws undo nothing.
@@ -435,6 +463,7 @@ void scheduler::execute(worker* w, task* t) noexcept {
     t->affinity->home_worker.store(w->id, atomics::relaxed);
   ++w->depth;
   t->ops->run(payload_of(t));
+  if (orphaned()) end_forked_child();
   --w->depth;
   w->counters.add(ctr::counter::tasks_run);
   complete(t, w);
@@ -581,6 +610,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
 }
 
 void scheduler::wait(task* t) {
+  if (orphaned() && (t->state.load(atomics::acquire) & kTaskDone) == 0) throw_orphaned("join");
   worker* w = tls_worker;
   if (w != nullptr && &w->sched != this) w = nullptr;
   if (w != nullptr) {
@@ -594,6 +624,7 @@ void scheduler::wait(task* t) {
         // I-TASK-3: the joiner took its own task back: nobody else can see it any more.
         ++w->depth;
         t->ops->run(payload_of(t));
+        if (orphaned()) end_forked_child();
         --w->depth;
         t->state.store(kTaskDone | kTaskInline, atomics::relaxed);
         w->counters.add(ctr::counter::tasks_run);
@@ -621,6 +652,7 @@ void scheduler::wait(task* t) {
 }
 
 void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
+  if (orphaned()) return;  // the child of a fork: its tasks will never run here (ADR 0007)
   worker* w = tls_worker;
   if (w != nullptr && &w->sched != this) w = nullptr;
   // From here on every spawn and completion counts in `shared` (the owner's too).
@@ -666,6 +698,8 @@ void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
 void scheduler::group_wait(task_group_state* g) {
   if (g->creator != thread_key())
     throw std::logic_error("rt::task_group::wait must be called by the thread that created the group");
+  if (orphaned() && (g->shared.load(atomics::seq_cst) != 0 || (!g->folded && g->local != 0)))
+    throw_orphaned("task_group::wait");
   group_wait_noexcept(g);
   if (g->error_set.load(atomics::acquire)) {
     std::exception_ptr e = std::exchange(g->error, nullptr);
@@ -679,6 +713,16 @@ void scheduler::group_wait(task_group_state* g) {
 // Shutdown (docs/design/shutdown.md).
 
 void scheduler::shutdown() {
+  if (orphaned()) {
+    // The child of a fork: the worker threads do not exist here, and the lock may have been
+    // held by a parent thread at the fork. Leak the workers rather than join them (ADR 0007).
+    if (!joined_) {
+      for (auto& w : workers_) static_cast<void>(w.release());
+      workers_.clear();
+    }
+    joined_ = true;
+    return;
+  }
   std::lock_guard<std::mutex> lk(shutdown_lock_);
   if (joined_) return;
   worker* self = tls_worker;

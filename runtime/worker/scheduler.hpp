@@ -137,6 +137,13 @@ class scheduler {
 
   static worker* current_worker() noexcept;
 
+  // fork() (docs/adr/0007-fork.md): the child of a fork has none of the parent's worker
+  // threads. A scheduler started before the latest fork in this process's ancestry is
+  // orphaned: spawn, join and wait throw rt::runtime_stopped, shutdown leaks instead of joining.
+  bool orphaned() const noexcept;
+  // Bumped by the pthread_atfork child handler; read (relaxed) on every spawn and wait.
+  static std::uint32_t fork_generation() noexcept;
+
  private:
   void start_workers();
   void run_worker(worker& w);
@@ -159,6 +166,7 @@ class scheduler {
   template <class Done>
   void block_joiner(worker& w, const Done& done);
   void notify_group_waiters(const task_group_state* g) noexcept;
+  [[noreturn]] void throw_orphaned(const char* what) const;
   void group_count_spawn(task_group_state* g, worker* w) noexcept;
 
  public:
@@ -198,6 +206,7 @@ class scheduler {
   std::mutex shutdown_lock_;
   bool joined_ = false;
   std::string name_;
+  const std::uint32_t fork_generation_;  // fork_generation() when this scheduler started
 };
 
 }  // namespace rt::detail
