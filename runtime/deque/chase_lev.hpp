@@ -8,7 +8,7 @@
 //
 //   word      written by                        read by            ordering pairs with
 //   top_      thieves' CAS; the owner's CAS     owner, thieves     CAS vs CAS; push's acquire
-//             for the last element (I-DEQ-2)                       load (I-DEQ-7)
+//             for the last element (I-DEQ-2)                       load (I-DEQ-7, I-DEQ-15)
 //   bottom_   owner only, release (I-DEQ-1, 3)  thieves, acquire   the slot stores (I-DEQ-3)
 //   buffer_   owner only, release (I-DEQ-9)     thieves, acquire   slot init and copy (I-DEQ-9, 11)
 //   slots     owner, relaxed                    thieves, relaxed   ordered by bottom_ and buffer_
@@ -72,10 +72,13 @@ class chase_lev {
   void push(T item) {
     RT_DEBUG_ASSERT(item != T{}, "I-DEQ-13", "T{} is reserved for 'no item' and cannot be pushed");
     const std::int64_t b = bottom_.load(S::relaxed);  // I-DEQ-1: our own value
-    const std::int64_t t = top_.load(S::acquire);     // I-DEQ-7
     buffer* a = buffer_.load(S::relaxed);             // I-DEQ-1: only we write buffer_
-    if (b - t > a->mask) {
-      a = grow(a, t, b);  // I-DEQ-9: continue with the buffer grow() published
+    if (b - top_seen_ > a->mask) {
+      // I-DEQ-15: the cached top says the buffer may be full; only now read the thieves' line.
+      top_seen_ = top_.load(S::acquire);  // I-DEQ-7
+      if (b - top_seen_ > a->mask) {
+        a = grow(a, top_seen_, b);  // I-DEQ-9: continue with the buffer grow() published
+      }
     }
     a->slots[b & a->mask].store(item, S::relaxed);
     bottom_.store(b + 1, S::release);  // I-DEQ-3: publishes the slot
@@ -189,6 +192,10 @@ class chase_lev {
   alignas(sync::kCacheLine) typename S::template atomic<std::int64_t> bottom_;
   typename S::template atomic<buffer*> buffer_;
   buffer* retired_ = nullptr;  // owner only (I-DEQ-10)
+  // Owner only: a value of top_ that push() read with acquire, refreshed only when it says
+  // the buffer is full (I-DEQ-15). On the owner's line: a push stops reading the line that
+  // every steal writes.
+  std::int64_t top_seen_ = 0;
 };
 
 }  // namespace rt::deque
