@@ -14,7 +14,7 @@ namespace rt {
 
 namespace detail {
 
-inline constexpr std::size_t kTaskGroupStateSize = 64;
+inline constexpr std::size_t kTaskGroupStateSize = 192;
 
 void task_group_init(task_group_state* s, runtime* rt);
 void task_group_destroy(task_group_state* s) noexcept;

@@ -2,9 +2,12 @@
 // Modelled on the Go/Tokio scheduler: at most `max_searching` workers search at once; a spawn
 // wakes a sleeper only when nobody searches; the last searcher to find work wakes another.
 //
-// state_ packs two counters: low 32 bits = searching workers, high 32 bits = unparked workers.
-// Written by workers (transitions) and notifiers (wake-ups), all RMWs seq_cst (I-PARK-1/2).
-// The sleepers list is guarded by lock_ and is only touched on the slow paths.
+// Two counters on two cache lines: searching_ (workers searching) and unparked_ (workers not
+// registered as sleepers). Written by workers (transitions) and notifiers (wake-ups), all RMWs
+// seq_cst (I-PARK-1/2). should_wake() reads unparked_ first, and searching_ only when someone
+// sleeps: a spawn storm with nobody asleep reads a line that nobody writes, while the thieves
+// move searching_ once per steal (I-PARK-6). The sleepers list is guarded by lock_ and is only
+// touched on the slow paths.
 #pragma once
 
 #include <cstdint>
@@ -19,19 +22,19 @@ class idle_set {
  public:
   idle_set(int workers, int max_searching)
       : workers_(workers), max_searching_(max_searching < 1 ? 1 : max_searching),
-        state_(static_cast<std::uint64_t>(workers) << 32), sleeping_(static_cast<std::size_t>(workers), 0),
+        unparked_(static_cast<std::uint32_t>(workers)), sleeping_(static_cast<std::size_t>(workers), 0),
         as_searcher_(static_cast<std::size_t>(workers), 0) {
     sleepers_.reserve(static_cast<std::size_t>(workers));
   }
 
   // A worker with no local work asks to search; refused when enough already do.
   bool try_start_searching() noexcept {
-    if (searching(state_.load(S::seq_cst)) >= static_cast<std::uint32_t>(max_searching_)) return false;
-    state_.fetch_add(1, S::seq_cst);
+    if (searching_.load(S::seq_cst) >= static_cast<std::uint32_t>(max_searching_)) return false;
+    searching_.fetch_add(1, S::seq_cst);
     return true;
   }
   // A searcher found work (or gives up): returns true when it was the last searcher (I-SEARCH-1).
-  bool stop_searching() noexcept { return searching(state_.fetch_sub(1, S::seq_cst)) == 1; }
+  bool stop_searching() noexcept { return searching_.fetch_sub(1, S::seq_cst) == 1; }
 
   // Phase one of parking (I-PARK-2): the worker registers as a sleeper. The caller must then
   // issue a seq_cst fence and re-check every queue before it commits to parker::park().
@@ -43,12 +46,12 @@ class idle_set {
     lock();
     if (joiner) joiners_.fetch_add(1, S::seq_cst);
     ++epoch_;
-    std::uint64_t dec = (std::uint64_t{1} << 32) + (was_searching ? 1u : 0u);
-    std::uint64_t prev = state_.fetch_sub(dec, S::seq_cst);
+    const bool last = was_searching && searching_.fetch_sub(1, S::seq_cst) == 1;
+    unparked_.fetch_sub(1, S::seq_cst);
     sleepers_.push_back(w);
     sleeping_[static_cast<std::size_t>(w)] = 1;
     unlock();
-    return was_searching && searching(prev) == 1;
+    return last;
   }
 
   // A worker that registered but found work on its re-check removes itself. Returns
@@ -60,7 +63,7 @@ class idle_set {
     cancel_result r = cancel_result::already_woken;
     if (sleeping_[static_cast<std::size_t>(w)]) {
       remove_locked(w);
-      state_.fetch_add(std::uint64_t{1} << 32, S::seq_cst);
+      unparked_.fetch_add(1, S::seq_cst);
       r = cancel_result::cancelled;
     }
     if (joiner) joiners_.fetch_sub(1, S::seq_cst);
@@ -71,8 +74,7 @@ class idle_set {
 
   // Notifier side: true when a sleeper should be woken for new shared work.
   bool should_wake() const noexcept {
-    std::uint64_t s = state_.load(S::seq_cst);
-    return searching(s) == 0 && unparked(s) < static_cast<std::uint32_t>(workers_);
+    return unparked_.load(S::seq_cst) < static_cast<std::uint32_t>(workers_) && searching_.load(S::seq_cst) == 0;
   }
 
   // Takes one sleeper off the list as a searcher; -1 when none should be woken.
@@ -85,7 +87,8 @@ class idle_set {
       sleepers_.pop_back();
       sleeping_[static_cast<std::size_t>(w)] = 0;
       as_searcher_[static_cast<std::size_t>(w)] = 1;
-      state_.fetch_add((std::uint64_t{1} << 32) + 1, S::seq_cst);
+      searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
+      unparked_.fetch_add(1, S::seq_cst);
       ++epoch_;
     }
     unlock();
@@ -99,7 +102,7 @@ class idle_set {
     if (taken) {
       remove_locked(w);
       as_searcher_[static_cast<std::size_t>(w)] = 0;
-      state_.fetch_add(std::uint64_t{1} << 32, S::seq_cst);
+      unparked_.fetch_add(1, S::seq_cst);
       ++epoch_;
     }
     unlock();
@@ -127,7 +130,7 @@ class idle_set {
   std::uint32_t joiner_count() const noexcept { return joiners_.load(S::seq_cst); }
   std::uint64_t quiescent_epoch() noexcept {
     lock();
-    std::uint64_t e = unparked(state_.load(S::seq_cst)) == 0 && joiners_.load(S::relaxed) == 0 ? epoch_ : 0;
+    std::uint64_t e = unparked_.load(S::seq_cst) == 0 && joiners_.load(S::relaxed) == 0 ? epoch_ : 0;
     unlock();
     return e;
   }
@@ -141,8 +144,6 @@ class idle_set {
   }
 
  private:
-  static std::uint32_t searching(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s); }
-  static std::uint32_t unparked(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
   void remove_locked(int w) noexcept {
     for (std::size_t i = 0; i < sleepers_.size(); ++i) {
       if (sleepers_[i] == w) {
@@ -162,7 +163,8 @@ class idle_set {
 
   const int workers_;
   const int max_searching_;
-  alignas(kCacheLine) typename S::template atomic<std::uint64_t> state_;
+  alignas(kCacheLine) typename S::template atomic<std::uint32_t> searching_{0};
+  alignas(kCacheLine) typename S::template atomic<std::uint32_t> unparked_;
   alignas(kCacheLine) typename S::template atomic<bool> lock_{false};
   // Workers registered while blocked in a join: changed under lock_ (seq_cst RMWs), read
   // without it by completions that may have to wake a joiner (I-TASK-5).

@@ -80,7 +80,7 @@ const void* scheduler::thread_key() noexcept { return &tls_thread_key; }
 void scheduler::group_init(task_group_state* g) {
   worker* w = tls_worker;
   if (w != nullptr && &w->sched != this) w = nullptr;
-  ::new (g) task_group_state{this, w, thread_key(), 0, false, {0}, {false}, {false}, nullptr};
+  ::new (g) task_group_state{this, w, thread_key(), false, {false}, {false}, nullptr, 0, {0}};
 }
 
 void scheduler::group_count_spawn(task_group_state* g, worker* w) noexcept {
@@ -95,7 +95,8 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       layout_(policy::make_layout(topo_, worker_cores(topo_, cfg.workers))),
       idle_(layout_.worker_count(),
             std::max(1, layout_.worker_count() * static_cast<int>(settings_.t.searching_max_pct) / 100)),
-      name_(cfg.name), fork_generation_(register_fork_handler()) {
+      name_(cfg.name), fork_generation_(register_fork_handler()),
+      asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()) {
   const int n = layout_.worker_count();
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -286,7 +287,7 @@ void scheduler::park(worker& w) {
   // The last searcher needs no extra check here: the re-check below covers every queue
   // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
   idle_.prepare_park(w.id, was_searching);
-  atomics::fence(atomics::seq_cst);  // I-PARK-2: registration before the re-check
+  sleeper_fence();  // I-PARK-2: registration before the re-check
   // I-SHUT-2: draining_ is read after the registration and before the re-check: a worker that
   // registered before shutdown() set it is woken by shutdown's wake_all; one that registered
   // after sees it, and then also every outside push that preceded it.
@@ -426,15 +427,27 @@ void scheduler::submit(task* t) noexcept {
   outside_inflight_.fetch_sub(1, atomics::seq_cst);  // I-SHUT-2: after the push
 }
 
+void scheduler::notifier_fence() const noexcept {
+  if (asym_fence_)
+    sync::asym_fence::light();
+  else
+    atomics::fence(atomics::seq_cst);
+}
+
+void scheduler::sleeper_fence() const noexcept {
+  atomics::fence(atomics::seq_cst);
+  if (asym_fence_) sync::asym_fence::heavy();
+}
+
 void scheduler::push_local(worker& w, task* t) noexcept {
   w.dq.push(t);
-  atomics::fence(atomics::seq_cst);  // I-PARK-1: the push before reading the sleepers' state
+  notifier_fence();  // I-PARK-1: the push before reading the sleepers' state
   if (idle_.should_wake()) notify_one(&w);
 }
 
 void scheduler::push_node(int node, task* t, worker* from) noexcept {
   injection_[static_cast<std::size_t>(node)]->push(t);
-  atomics::fence(atomics::seq_cst);  // I-PARK-1
+  notifier_fence();  // I-PARK-1
   // Prefer a sleeper of the target node: it polls that node's queue before stealing elsewhere.
   bool woke = false;
   layout_.node_workers[static_cast<std::size_t>(node)].for_each([&](std::size_t id) {
@@ -599,7 +612,7 @@ template <class Done>
 void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
   idle_.prepare_park(w.id, false, true);
-  atomics::fence(atomics::seq_cst);  // I-PARK-2
+  sleeper_fence();  // I-PARK-2
   if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) w.parker.park();
   if (idle_.cancel_park(w.id, true) == sync::idle_set<atomics>::cancel_result::already_woken &&
       idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher) {

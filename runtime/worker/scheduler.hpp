@@ -22,6 +22,7 @@
 #include "rt/group.hpp"
 #include "rt/stats.hpp"
 #include "stats/counters.hpp"
+#include "sync/asym_fence.hpp"
 #include "sync/futex.hpp"
 #include "sync/idle.hpp"
 #include "sync/parker.hpp"
@@ -45,20 +46,24 @@ struct worker;
 // owner and a thief that runs its tasks do not bounce one cache line per task; everyone else,
 // and the owner after wait() folded `local` in, counts in `shared`.
 struct task_group_state {
+  // Line 0, read by every spawn and completion, written only at wait() and on a failure.
   scheduler* sched;
   worker* owner;                 // the creating worker, or null (created outside workers)
   const void* creator;           // identity of the creating thread (scheduler::thread_key())
-  std::int64_t local;            // owner thread only
   bool folded;                   // owner thread only: local counting is off until wait() returns
-  // Incremented (relaxed: the push publishes the task) by spawns, decremented (seq_cst) by
-  // completions; the completion that brings it to zero notifies waiters by address, never
-  // touching the group again (I-TASK-5).
-  atomics::atomic<std::int64_t> shared;
   // First exception: error_claimed picks the one writer (acq_rel CAS); error_set (release)
   // publishes `error` to wait() (acquire).
   atomics::atomic<bool> error_claimed;
   atomics::atomic<bool> error_set;
   std::exception_ptr error;
+  // The two counters have a line each: the owner writes `local` on every spawn, thieves write
+  // `shared` on every completion, and everyone reads line 0. Sharing a line with either made
+  // the spawner and the thief bounce it once per task (bench/numart_bench_core empty_spawn_1M).
+  alignas(sync::kCacheLine) std::int64_t local;  // owner thread only
+  // Incremented (relaxed: the push publishes the task) by spawns, decremented (seq_cst) by
+  // completions; the completion that brings it to zero notifies waiters by address, never
+  // touching the group again (I-TASK-5).
+  alignas(sync::kCacheLine) atomics::atomic<std::int64_t> shared;
 };
 
 // The state behind rt::group.
@@ -157,6 +162,11 @@ class scheduler {
   void complete(task* t, worker* w) noexcept;
   void free_frame(task* t, worker* w) noexcept;
   void push_local(worker& w, task* t) noexcept;
+  // The two sides of I-PARK-1/2: after a push and before reading the idle set (notifier), and
+  // after registering as a sleeper and before the re-check (sleeper). A seq_cst fence each,
+  // or a compiler barrier and a membarrier() with ASYM_FENCE (I-PARK-7).
+  void notifier_fence() const noexcept;
+  void sleeper_fence() const noexcept;
   void set_idle(worker& w, bool idle) noexcept;
   void push_node(int node, task* t, worker* from) noexcept;
   void notify_one(worker* from) noexcept;
@@ -207,6 +217,7 @@ class scheduler {
   bool joined_ = false;
   std::string name_;
   const std::uint32_t fork_generation_;  // fork_generation() when this scheduler started
+  const bool asym_fence_;                // ASYM_FENCE on and membarrier() available (I-PARK-7)
 };
 
 }  // namespace rt::detail
