@@ -164,6 +164,18 @@ auto spawn(group& g, F&& f) {
   return spawn_with(t, std::forward<F>(f));
 }
 
+// Spawns `f` as the continuation of the running task, which returns right after: the wake
+// path places it the way the kernel places an exec'd task (find_idlest with the running task's
+// load discounted from its worker, UTIL_WITHOUT), so a chain of continuations stays on its
+// worker while that worker has room instead of hopping to whichever worker is idle. From a
+// thread that is not a worker it is rt::spawn(f).
+template <class F>
+auto spawn_continuation(F&& f) {
+  detail::spawn_target t;
+  t.continuation = true;
+  return spawn_with(t, std::forward<F>(f));
+}
+
 // Spawns onto an explicit node (queued on that node, run by its workers first).
 template <class F>
 auto spawn_on(node_id n, F&& f) {

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "core/assert.hpp"
+#include "worker/clock.hpp"
 #include "rt/error.hpp"
 #include "rt/runtime.hpp"
 
@@ -58,9 +59,34 @@ std::vector<int> worker_cores(const topo::topology& t, int workers) {
 
 }  // namespace
 
-worker::worker(scheduler& s, int id_, int node_, int llc_, std::size_t log2_capacity, std::size_t mailbox_capacity)
+worker::worker(scheduler& s, int id_, int node_, int llc_, std::size_t log2_capacity, std::size_t mailbox_capacity,
+               const policy::pelt_params& pp, std::uint64_t avg_idle0)
     : id(id_), node(node_), llc(llc_), sched(s), dq(static_cast<unsigned>(log2_capacity)), mailbox(mailbox_capacity),
-      rng(0x6e756d617274ull ^ static_cast<std::uint64_t>(id_)), pool(kPooledFrameSize) {}
+      rng(0x6e756d617274ull ^ static_cast<std::uint64_t>(id_)), pool(kPooledFrameSize), avg_idle_ns(avg_idle0),
+      pelt(pp) {}
+
+// The wake path's view of the workers (policy::wake_view): relaxed loads of hints.
+struct sched_view {
+  const scheduler& s;
+  const worker& at(int w) const { return *s.workers_[static_cast<std::size_t>(w)]; }
+  bool idle(int w) const { return at(w).idle.load(atomics::relaxed); }
+  std::uint64_t avg_idle_ns(int w) const { return at(w).avg_idle_ns.load(atomics::relaxed); }
+  std::uint64_t avg_scan_cost_ns(int llc) const {
+    return s.llcs_[static_cast<std::size_t>(llc)].avg_scan_cost_ns.load(atomics::relaxed);
+  }
+  int nr_idle_scan(int llc) const { return s.llcs_[static_cast<std::size_t>(llc)].nr_idle_scan.load(atomics::relaxed); }
+  std::uint32_t util(int w) const { return at(w).util.load(atomics::relaxed); }
+  std::uint32_t util_est(int w) const { return at(w).util_est.load(atomics::relaxed); }
+  std::uint64_t node_load(int n) const {
+    std::uint64_t sum = 0;
+    s.layout_.node_workers[static_cast<std::size_t>(n)].for_each([&](std::size_t w) {
+      const int wi = static_cast<int>(w);
+      sum += policy::cpu_util(util(wi), util_est(wi), s.settings_);
+    });
+    return sum;
+  }
+};
+static_assert(policy::wake_view<sched_view>);
 
 worker* scheduler::current_worker() noexcept { return tls_worker; }
 std::uint32_t scheduler::fork_generation() noexcept { return g_fork_generation.load(atomics::relaxed); }
@@ -95,15 +121,22 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       layout_(policy::make_layout(topo_, worker_cores(topo_, cfg.workers))),
       idle_(layout_.worker_count(),
             std::max(1, layout_.worker_count() * static_cast<int>(settings_.t.searching_max_pct) / 100)),
-      name_(cfg.name), fork_generation_(register_fork_handler()),
+      pelt_params_(policy::make_pelt_params(settings_)), name_(cfg.name),
+      fork_generation_(register_fork_handler()),
       asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()) {
   const int n = layout_.worker_count();
+  const std::size_t llcs = layout_.llc_workers.size();
+  llcs_ = std::make_unique<llc_state[]>(llcs);
+  for (std::size_t c = 0; c < llcs; ++c)  // an LLC nobody has loaded yet scans its whole span
+    llcs_[c].nr_idle_scan.store(policy::sis_util_nr_scan(0, static_cast<int>(layout_.llc_workers[c].count()), settings_),
+                                atomics::relaxed);
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const auto& place = layout_.workers[static_cast<std::size_t>(i)];
     workers_.push_back(std::make_unique<worker>(*this, i, place.node, place.llc,
                                                 static_cast<std::size_t>(settings_.t.deque_log2_capacity),
-                                                static_cast<std::size_t>(settings_.t.mailbox_capacity)));
+                                                static_cast<std::size_t>(settings_.t.mailbox_capacity), pelt_params_,
+                                                policy::initial_avg_idle(settings_)));
   }
   for (int nd = 0; nd < topo_.node_count(); ++nd) injection_.push_back(std::make_unique<deque::injection_queue<task>>(static_cast<std::size_t>(settings_.t.injection_queue_reserve)));
   for (auto& wp : workers_) wp->plan = policy::make_steal_plan(layout_, wp->id);
@@ -147,6 +180,7 @@ void scheduler::run_worker(worker& w) {
     }
     pthread_attr_destroy(&attr);
   }
+  w.pelt = policy::pelt_signal(pelt_params_, now_ns() / 1000);
   std::string tname = name_.substr(0, 10) + "-" + std::to_string(w.id);
   pthread_setname_np(pthread_self(), tname.c_str());
   for (;;) {
@@ -170,6 +204,8 @@ task* scheduler::find_local(worker& w) {
   // a worker busy with its own tree cannot starve outside spawns (Go's schedule() does this).
   if (++w.pops_since_poll >= static_cast<std::uint32_t>(settings_.t.injection_poll_interval)) {
     w.pops_since_poll = 0;
+    account(w, now_ns(), true);  // a busy worker's load signal ages too (the kernel's tick)
+    refresh_llc_hint(w);
     if (task* t = injection_[static_cast<std::size_t>(w.node)]->pop()) {
       w.counters.add(ctr::counter::injected_taken);
       return t;
@@ -231,12 +267,6 @@ task* scheduler::steal_work(worker& w) {
   return nullptr;
 }
 
-// The idle flag is stored only when it changes: the wake path's scans read it from other
-// workers, and a store per task would bounce its cache line.
-void scheduler::set_idle(worker& w, bool idle) noexcept {
-  if (w.idle.load(atomics::relaxed) != idle) w.idle.store(idle, atomics::relaxed);
-}
-
 // A searcher that stops searching gives its slot back; the last one wakes another, since more
 // work may be queued (I-SEARCH-1).
 void scheduler::stop_searching(worker& w) noexcept {
@@ -247,11 +277,9 @@ void scheduler::stop_searching(worker& w) noexcept {
 
 task* scheduler::find_work(worker& w) {
   if (task* t = find_local(w)) {
-    set_idle(w, false);
     stop_searching(w);
     return t;
   }
-  set_idle(w, true);
   if (!w.searching && idle_.try_start_searching()) {
     w.searching = true;
     w.counters.add(ctr::counter::searches);
@@ -261,7 +289,6 @@ task* scheduler::find_work(worker& w) {
     task* t = steal_work(w);
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
-      set_idle(w, false);
       stop_searching(w);
       return t;
     }
@@ -284,6 +311,13 @@ bool scheduler::work_visible(const worker* except) const {
 void scheduler::park(worker& w) {
   const bool was_searching = w.searching;
   w.searching = false;
+  // The busy stretch ends here: age the load signal, sample util_est, and show the worker idle
+  // to the wake path before registering, so a hand-off can find it (I-WAKE-5).
+  const std::uint64_t parked_at = now_ns();
+  account(w, parked_at, true);
+  w.est_at_park = w.pelt.util_avg();
+  w.util_est.store(0, atomics::relaxed);
+  w.idle.store(true, atomics::relaxed);
   // The last searcher needs no extra check here: the re-check below covers every queue
   // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
   idle_.prepare_park(w.id, was_searching);
@@ -295,6 +329,8 @@ void scheduler::park(worker& w) {
   // The re-check only looks (I-PARK-2); the loop takes the work after the cancel, so that no
   // registered worker ever holds a task (I-SHUT-3).
   if (!w.mailbox.empty_estimate() || work_visible()) {
+    w.idle.store(false, atomics::relaxed);
+    w.util_est.store(w.est_at_park, atomics::relaxed);
     w.counters.add(ctr::counter::park_cancels);
     if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
       // I-PARK-5: a notifier took us off the list: honour its intent (as a searcher if it
@@ -326,8 +362,27 @@ void scheduler::park(worker& w) {
       continue;
     }
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
+    const std::uint64_t woke_at = now_ns();
+    account(w, woke_at, false);
+    w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), woke_at - parked_at, settings_),
+                        atomics::relaxed);
+    w.util_est.store(w.est_at_park, atomics::relaxed);
+    w.idle.store(false, atomics::relaxed);
     return;
   }
+}
+
+void scheduler::account(worker& w, std::uint64_t now, bool was_running) noexcept {
+  w.pelt.update(now / 1000, was_running);
+  w.util.store(w.pelt.util_avg(), atomics::relaxed);
+}
+
+// SIS_UTIL's depth hint of the worker's LLC, refreshed by its workers every
+// injection_poll_interval tasks (upstream refreshes it from periodic load balancing).
+void scheduler::refresh_llc_hint(worker& w) noexcept {
+  if (!settings_.f.SIS_UTIL) return;
+  llcs_[static_cast<std::size_t>(w.llc)].nr_idle_scan.store(
+      policy::llc_nr_idle_scan(layout_, sched_view{*this}, w.llc, settings_), atomics::relaxed);
 }
 
 void scheduler::notify_one(worker* from) noexcept {
@@ -393,6 +448,7 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
   t->members = target.members;
   t->affinity = target.affinity != nullptr ? target.affinity->state() : nullptr;
   ::new (&t->state) atomics::atomic<std::uint32_t>(0);
+  if (target.continuation) flags |= kFrameContinuation;
   t->flags = flags;
   t->spawner = static_cast<std::int16_t>(w != nullptr ? w->id : -1);
   t->depth = w != nullptr ? w->depth : 0;
@@ -412,19 +468,94 @@ void scheduler::submit(task* t) noexcept {
   if (t->members != nullptr) group_count_spawn(t->members, w);
   if (w != nullptr) {
     w->counters.add(ctr::counter::tasks_spawned);
-    if (t->node >= 0 && t->node != w->node) {
+    if (t->node < 0)
+      place(w, t);
+    else if (t->node != w->node)
       push_node(t->node, t, w);
-    } else {
+    else
       push_local(*w, t);
-    }
     return;
   }
   outside_counters_.add_shared(ctr::counter::tasks_spawned);
   outside_counters_.add_shared(ctr::counter::spawns_outside);
-  int nd = t->node;
-  if (nd < 0) nd = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(topo_.node_count()));
-  push_node(nd, t, nullptr);
-  outside_inflight_.fetch_sub(1, atomics::seq_cst);  // I-SHUT-2: after the push
+  if (t->node < 0)
+    place(nullptr, t);
+  else
+    push_node(t->node, t, nullptr);
+  outside_inflight_.fetch_sub(1, atomics::seq_cst);  // I-SHUT-2: after the push (or hand-off)
+}
+
+// DESIGN.md §4 steps 2-3; docs/design/wake-path.md §6.
+void scheduler::place(worker* w, task* t) noexcept {
+  auto count = [&](ctr::counter c, std::uint64_t n = 1) {
+    if (w != nullptr)
+      w->counters.add(c, n);
+    else
+      outside_counters_.add_shared(c, n);
+  };
+  policy::spawn_request r;
+  int home = t->affinity != nullptr ? t->affinity->home_worker.load(atomics::relaxed) : -1;
+  if (w != nullptr) {
+    r.self = w->id;
+    if (home < 0) home = w->id;
+    if ((t->flags & kFrameContinuation) != 0) {
+      r.exec = true;
+      // numart does not time tasks (a clock read costs more than a spawn): the running task is
+      // charged with its worker's whole signal, which a chain of continuations is.
+      r.task = {w->id, w->util.load(atomics::relaxed), w->util_est.load(atomics::relaxed),
+                policy::task_presence::running};
+    }
+  } else if (home < 0) {
+    home = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(worker_count()));
+  }
+  r.home = home;
+  const bool timed = w != nullptr && ++w->scans_since_timed >= static_cast<std::uint32_t>(settings_.t.scan_cost_sample_interval);
+  const std::uint64_t t0 = timed ? now_ns() : 0;
+  const policy::wake_decision d = policy::select_worker(layout_, sched_view{*this}, r, settings_);
+  if (timed) {
+    w->scans_since_timed = 0;
+    if (d.scan_ran()) {
+      auto& cost = llcs_[static_cast<std::size_t>(w->llc)].avg_scan_cost_ns;
+      cost.store(policy::update_scan_cost(cost.load(atomics::relaxed), now_ns() - t0, settings_), atomics::relaxed);
+    }
+  }
+  if (d.affine_attempted()) count(ctr::counter::affine_attempts);
+  if (d.affine_moved()) count(ctr::counter::affine_moves);
+  if (d.scan_ran()) {
+    count(ctr::counter::idle_scans);
+    count(ctr::counter::workers_scanned, static_cast<std::uint64_t>(d.scanned));
+  }
+  if (d.scan_cut_short()) count(ctr::counter::scans_cut_short);
+  if (d.idle_found) count(ctr::counter::idle_found);
+  if (d.cross_node) count(ctr::counter::cross_node_placements);
+  if (d.idle_found && (w == nullptr || d.target != w->id) && hand_off(d.target, t, w)) return;
+  if (w != nullptr && !d.cross_node)
+    push_local(*w, t);
+  else
+    push_node(layout_.node_of(d.target), t, w);
+}
+
+// I-WAKE-5: the spawner claims the idle worker (CAS of its idle flag, so that one idle period
+// takes one hand-off), mails the task, and wakes that worker alone if it sleeps. A worker that
+// is between showing itself idle and registering sees the mailbox on its re-check (I-PARK-2).
+// False, with the task still the caller's, when another spawner claimed it first or the
+// mailbox is full.
+bool scheduler::hand_off(int target, task* t, worker* from) noexcept {
+  worker& tw = *workers_[static_cast<std::size_t>(target)];
+  bool expected = true;
+  if (!tw.idle.compare_exchange_strong(expected, false, atomics::relaxed)) return false;
+  if (tw.mailbox.push(t) != deque::mailbox_push::delivered) return false;
+  notifier_fence();  // I-PARK-1: the mailbox push before reading the sleeper list
+  const bool woke = idle_.take_sleeper(target);
+  if (woke) tw.parker.unpark();
+  if (from != nullptr) {
+    from->counters.add(ctr::counter::mailbox_handoffs);
+    if (woke) from->counters.add(ctr::counter::wakeups_sent);
+  } else {
+    outside_counters_.add_shared(ctr::counter::mailbox_handoffs);
+    if (woke) outside_counters_.add_shared(ctr::counter::wakeups_sent);
+  }
+  return true;
 }
 
 void scheduler::notifier_fence() const noexcept {

@@ -18,6 +18,7 @@
 #include "memory/frame_pool.hpp"
 #include "policy/layout.hpp"
 #include "policy/steal.hpp"
+#include "policy/wake.hpp"
 #include "rt/config.hpp"
 #include "rt/group.hpp"
 #include "rt/stats.hpp"
@@ -83,7 +84,8 @@ struct group_state {
 };
 
 struct alignas(sync::kCacheLine) worker {
-  worker(scheduler& s, int id, int node, int llc, std::size_t log2_capacity, std::size_t mailbox_capacity);
+  worker(scheduler& s, int id, int node, int llc, std::size_t log2_capacity, std::size_t mailbox_capacity,
+         const policy::pelt_params& pp, std::uint64_t avg_idle0);
 
   const int id;
   const int node;
@@ -95,10 +97,25 @@ struct alignas(sync::kCacheLine) worker {
   core::rng rng;
   memory::frame_pool pool;
   ctr::counter_block counters;
-  // true while the worker has no task to run (searching or parked). Written by the owner
-  // (relaxed, only on change), read by the wake path's idle scan (relaxed): a hint, never a
-  // guarantee. Own cache line: other workers read it while the owner's hot fields change.
-  alignas(sync::kCacheLine) atomics::atomic<bool> idle{true};
+  // true from just before the worker registers to park until it is woken or cancels: the
+  // kernel's idle CPU, the state select_idle_sibling looks for. A searching worker is not idle
+  // (it is already looking for work, and one that flipped this per steal would bounce the line
+  // every spawn's scan reads). Written by the owner (relaxed) and by a spawner that claims the
+  // idle worker for a mailbox hand-off (CAS true -> false, relaxed: the mailbox push and the
+  // parking protocol order the hand-off, I-WAKE-5); read relaxed by the wake path. A hint.
+  // Own cache line: other workers read it while the owner's hot fields change.
+  alignas(sync::kCacheLine) atomics::atomic<bool> idle{false};
+  // The wake path's per-worker signals (docs/design/wake-path.md §3). Written by the owner at
+  // park, at wake-up and every injection_poll_interval tasks (relaxed stores); read relaxed by
+  // spawners through the view: hints, a stale value costs a worse placement, never correctness.
+  atomics::atomic<std::uint32_t> util{0};        // pelt util_avg, kCapacityScale
+  atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked
+  atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
+  // Owner only.
+  policy::pelt_signal pelt;
+  std::uint32_t est_at_park = 0;    // util_avg when it last parked: the kernel's util_est.enqueued
+  std::uint64_t parked_at_ns = 0;
+  std::uint32_t scans_since_timed = 0;
   alignas(sync::kCacheLine) std::uint32_t pops_since_poll = 0;
   std::int32_t depth = 0;            // tasks nested on this thread's stack right now (I-HELP-1)
   // The task_group this worker is blocked on in wait(), or null. Written by the worker (seq_cst,
@@ -167,7 +184,15 @@ class scheduler {
   // or a compiler barrier and a membarrier() with ASYM_FENCE (I-PARK-7).
   void notifier_fence() const noexcept;
   void sleeper_fence() const noexcept;
-  void set_idle(worker& w, bool idle) noexcept;
+  // The wake path (docs/design/wake-path.md §6): select_worker() over the workers' signals,
+  // then a mailbox hand-off to the idle worker it found, else the local deque or the target
+  // node's injection queue.
+  void place(worker* w, task* t) noexcept;
+  bool hand_off(int target, task* t, worker* from) noexcept;
+  // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up).
+  void account(worker& w, std::uint64_t now, bool was_running) noexcept;
+  void refresh_llc_hint(worker& w) noexcept;
+  friend struct sched_view;
   void push_node(int node, task* t, worker* from) noexcept;
   void notify_one(worker* from) noexcept;
   void wake_all() noexcept;
@@ -202,7 +227,17 @@ class scheduler {
   atomics::atomic<bool> draining_{false};
   // I-SHUT-3: set by the last worker to find the runtime quiescent; futex word for shutdown().
   atomics::atomic<std::uint32_t> terminated_{0};
-  atomics::atomic<std::uint64_t> outside_rr_{0};  // round-robin node for outside spawns
+  // Rotating start for outside spawns' find_idlest, so that ties spread (relaxed: a hint).
+  atomics::atomic<std::uint64_t> outside_rr_{0};
+  policy::pelt_params pelt_params_;
+  // Per LLC: the scan-cost EWMA (written by spawners of that LLC after a timed scan) and the
+  // SIS_UTIL depth hint (written by its workers every injection_poll_interval tasks); relaxed
+  // loads and stores, hints only. One line each: spawners of different LLCs never share.
+  struct alignas(sync::kCacheLine) llc_state {
+    atomics::atomic<std::uint64_t> avg_scan_cost_ns{0};
+    atomics::atomic<int> nr_idle_scan{0};
+  };
+  std::unique_ptr<llc_state[]> llcs_;
   ctr::counter_block outside_counters_;     // spawns from threads that are not workers
   // Outside threads blocked in task_group::wait: their parkers, keyed by the group they wait
   // for. Guarded by outside_waiters_lock_; outside_waiter_count_ lets completions skip the lock.

@@ -40,6 +40,7 @@ struct spawn_target {
   group* affinity = nullptr;        // rt::group, or null
   int node = -1;                    // explicit node (spawn_on), or -1
   task_group_state* members = nullptr;  // task_group bookkeeping, or null
+  bool continuation = false;        // spawn_continuation: placed like an exec'd task
 };
 
 // Allocates a frame for `ops` with a payload of `size` bytes aligned to `align`.

@@ -1,0 +1,103 @@
+// The wake path wired into spawn (issue 4, docs/design/wake-path.md §6): a spawn that finds an
+// idle worker mails the task to it and wakes that worker alone; a continuation is placed like
+// an exec'd task. Real threads on a virtual one-LLC, two-core topology, so that the outcome
+// does not depend on this machine's cores.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "rt/rt.hpp"
+
+namespace {
+
+rt::config one_llc_two_cores(const std::string& tune = "") {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:1 l3:1 core:2 pu:1");
+  c.tune = tune;
+  return c;
+}
+
+// Polls until every worker has parked at least `n` times (it then sleeps until woken: only
+// spawns wake it in these tests). Gives up after 30 s, which fails the calling test.
+bool all_parked(rt::runtime& r, std::uint64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    rt::stats s = r.stats();
+    bool all = true;
+    for (int w = 0; w < r.workers(); ++w) all = all && s.worker(w, "parks") >= n;
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+TEST(WakePath, SpawnFindsTheParkedWorkerAndHandsTheTaskToItsMailbox) {
+  rt::runtime r{one_llc_two_cores()};
+  ASSERT_EQ(r.workers(), 2);
+  ASSERT_TRUE(all_parked(r, 1));
+  int outer = -1;
+  int inner = -1;
+  r.spawn([&] {
+     outer = rt::runtime::current_worker();
+     // The other worker is still parked: the outside hand-off woke only this one.
+     inner = rt::spawn([] { return rt::runtime::current_worker(); }).join();
+   }).join();
+  ASSERT_GE(outer, 0);
+  EXPECT_EQ(inner, 1 - outer) << "the inner spawn should have gone to the idle worker";
+  rt::stats s = r.stats();
+  // The outside spawn (find_idlest) and the inner one (select_idle_cpu) both found an idle
+  // worker and mailed it the task; each woke exactly the worker it chose.
+  EXPECT_EQ(s.total("mailbox_handoffs"), 2u);
+  EXPECT_EQ(s.total("wakeups_sent"), 2u);
+  EXPECT_EQ(s.worker(outer, "mailbox_handoffs"), 1u);
+  EXPECT_GE(s.worker(outer, "idle_scans"), 1u);
+  EXPECT_EQ(s.worker(outer, "idle_found"), 1u);
+  EXPECT_EQ(s.worker(inner, "mailbox_taken"), 1u);
+  EXPECT_EQ(s.worker(outer, "mailbox_taken"), 1u);
+}
+
+TEST(WakePath, NoIdleWorkerMeansTheTaskStaysOnTheSpawnersDeque) {
+  rt::runtime r{one_llc_two_cores()};
+  ASSERT_TRUE(all_parked(r, 1));
+  std::atomic<bool> release{false};
+  std::atomic<int> blocker_started{0};
+  // Occupy both workers: neither is idle, so the spawn below has nowhere to hand off.
+  auto b0 = r.spawn([&] {
+    blocker_started.fetch_add(1);
+    while (!release.load()) std::this_thread::yield();
+  });
+  auto b1 = r.spawn([&] {
+    blocker_started.fetch_add(1);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (blocker_started.load() < 2) std::this_thread::yield();
+  const std::uint64_t handoffs_before = r.stats().total("mailbox_handoffs");
+  auto h = r.spawn([] { return 0; });  // from outside, both workers busy
+  release.store(true);
+  b0.join();
+  b1.join();
+  h.join();
+  EXPECT_EQ(r.stats().total("mailbox_handoffs"), handoffs_before)
+      << "an outside spawn with every worker busy must queue, not hand off";
+}
+
+TEST(WakePath, ContinuationSpawnsRunToTheEnd) {
+  rt::runtime r{one_llc_two_cores()};
+  std::atomic<int> steps{0};
+  struct chain {
+    static void step(std::atomic<int>& n, int left) {
+      n.fetch_add(1);
+      if (left > 0) static_cast<void>(rt::spawn_continuation([&n, left] { step(n, left - 1); }));
+    }
+  };
+  r.spawn([&] { chain::step(steps, 999); }).join();
+  r.shutdown();  // drains the detached continuations
+  EXPECT_EQ(steps.load(), 1000);
+  EXPECT_EQ(r.stats().total("tasks_run"), 1000u);
+}
+
+}  // namespace
