@@ -64,6 +64,13 @@ class task_group {
     t.affinity = &g;
     spawn_into(t, std::forward<F>(f));
   }
+  // Like rt::spawn_continuation: `f` continues the running task, which returns right after.
+  template <class F>
+  void spawn_continuation(F&& f) {
+    detail::spawn_target t;
+    t.continuation = true;
+    spawn_into(t, std::forward<F>(f));
+  }
   void wait() { detail::task_group_wait(state()); }
 
  private:
