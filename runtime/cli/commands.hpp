@@ -16,4 +16,10 @@ inline constexpr int kExitUsage = 2;    // bad flag, bad topology input
 // numart topo [--xml FILE | --synthetic STR [--distances LIST]] [--json]
 int topo_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// numart trace summarize FILE [--windows N] [--top K]; a truncated or foreign file is bad input
+int trace_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// numart stats FILE
+int stats_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace rt::cli

@@ -2,6 +2,7 @@
 // entry of kCommands; `topo` prints the topology as the runtime sees it.
 #include <cstdlib>
 #include <exception>
+#include <iomanip>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -19,11 +20,13 @@ struct command {
 
 constexpr command kCommands[] = {
     {"topo", "print the machine topology as the runtime sees it", rt::cli::topo_command},
+    {"trace", "summarize a trace the runtime wrote (RT_TRACE)", rt::cli::trace_command},
+    {"stats", "print a stats file the runtime wrote on exit", rt::cli::stats_command},
 };
 
 void usage(std::ostream& os) {
   os << "usage: numart <command> [options]\n\ncommands:\n";
-  for (const command& c : kCommands) os << "  " << c.name << "  " << c.summary << "\n";
+  for (const command& c : kCommands) os << "  " << std::left << std::setw(7) << c.name << c.summary << "\n";
   os << "\n'numart <command> --help' describes a command's options.\n";
 }
 
