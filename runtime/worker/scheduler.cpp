@@ -13,6 +13,7 @@
 
 #include "core/assert.hpp"
 #include "worker/clock.hpp"
+#include "worker/stack_guard.hpp"
 #include "rt/error.hpp"
 #include "rt/runtime.hpp"
 
@@ -168,6 +169,7 @@ scheduler::~scheduler() { shutdown(); }
 
 void scheduler::run_worker(worker& w) {
   tls_worker = &w;
+  stack_guard::enter_worker(w.id);  // a runaway recursion is reported, then dies (ADR 0008)
   if (topo_.is_host) topo_.bind_current_thread(layout_.workers[static_cast<std::size_t>(w.id)].core);
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -192,6 +194,7 @@ void scheduler::run_worker(worker& w) {
     park(w);
     if (terminated_.load(atomics::acquire) != 0) break;
   }
+  stack_guard::leave_worker();
   tls_worker = nullptr;
 }
 

@@ -1,0 +1,237 @@
+// fork() after a runtime started (issue 8, item 4). In the child every runtime inherited from
+// the parent is unusable: spawning on it, joining one of its unfinished tasks and waiting for
+// one of its task_groups throw rt::runtime_stopped mentioning fork, and destroying it returns at
+// once (its threads do not exist in the child). rt::spawn from a thread that is not a worker
+// starts a fresh default runtime, a runtime constructed in the child works, and the child exits
+// 0. The parent's runtime is unaffected. Every child runs under a 30 s kill timer (child.hpp):
+// a hang fails the test with "child hung".
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "child.hpp"
+#include "rt/rt.hpp"
+#include "storm.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#define NUMART_FORK_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NUMART_FORK_TEST_TSAN 1
+#endif
+#endif
+
+namespace {
+
+// ThreadSanitizer cannot follow a child of a multithreaded fork that starts threads (it aborts
+// with "dup thread with used id"): the tests whose child starts a runtime skip under it.
+#if defined(NUMART_FORK_TEST_TSAN)
+constexpr bool kChildThreadsUnsupported = true;
+#else
+constexpr bool kChildThreadsUnsupported = false;
+#endif
+constexpr const char* kTsanReason = "ThreadSanitizer does not support threads started after a multithreaded fork";
+
+using fork_test::expect_refused_after_fork;
+using fork_test::report;
+
+rt::config test_config(const char* name) {
+  rt::config c;
+  c.name = name;
+  return c;
+}
+
+std::uint64_t fib(std::uint64_t n) {
+  if (n < 2) return n;
+  auto a = rt::spawn([n] { return fib(n - 1); });
+  const std::uint64_t b = fib(n - 2);
+  return a.join() + b;
+}
+
+// The child builds its own runtime and checks that it runs tasks, joins and task_groups.
+void fresh_runtime_works(report& r) {
+  rt::runtime fresh{test_config("child")};
+  r.check(fresh.workers() > 0, "a runtime built in the child has no workers");
+  std::vector<rt::join_handle<int>> hs;
+  for (int i = 0; i < 1000; ++i) hs.push_back(fresh.spawn([i] { return i; }));
+  long sum = 0;
+  for (auto& h : hs) sum += h.join();
+  r.check(sum == 999L * 1000 / 2, "the child's own runtime returned a wrong sum: " + std::to_string(sum));
+  const std::uint64_t f = fresh.spawn([] { return fib(18); }).join();
+  r.check(f == 2584, "fib(18) on the child's own runtime gave " + std::to_string(f));
+  std::atomic<int> ran{0};
+  rt::task_group g(fresh);
+  for (int i = 0; i < 200; ++i) g.spawn([&ran] { ran.fetch_add(1); });
+  g.wait();
+  r.check(ran.load() == 200, "a task_group on the child's own runtime ran " + std::to_string(ran.load()) + " of 200");
+}
+
+// The parent after its child: the storm's ledger balances and the runtime still runs tasks.
+void expect_parent_unaffected(rt::runtime& r, fork_test::storm& s) {
+  s.stop();
+  EXPECT_GT(s.roots(), 0u);
+  EXPECT_EQ(s.leaves(), s.roots() * fork_test::storm::kFanout) << "the parent's runtime lost or duplicated tasks";
+  EXPECT_EQ(r.spawn([] { return fib(16); }).join(), 987u);
+}
+
+TEST(Fork, FromAnOutsideThreadDuringASpawnStorm) {
+  if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
+  rt::runtime r{test_config("parent")};
+  fork_test::storm s(r);
+  ASSERT_TRUE(s.wait_until_running()) << "the spawn storm did not get going";
+
+  const auto c = fork_test::start_child([&](report& rep) {
+    expect_refused_after_fork(rep, "runtime.spawn on the inherited runtime", [&] { (void)r.spawn([] {}); });
+    fresh_runtime_works(rep);
+  });
+  const auto out = fork_test::await_child(c);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
+  expect_parent_unaffected(r, s);
+}
+
+TEST(Fork, FromInsideATask) {
+  if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
+  rt::runtime r{test_config("parent")};
+  fork_test::storm s(r);
+  ASSERT_TRUE(s.wait_until_running()) << "the spawn storm did not get going";
+
+  // A worker forks: the child is a copy of that worker thread alone, in the middle of a task.
+  auto h = r.spawn([&] {
+    return fork_test::start_child([&](report& rep) {
+      expect_refused_after_fork(rep, "runtime.spawn on the inherited runtime, from the forked worker",
+                                [&] { (void)r.spawn([] {}); });
+      fresh_runtime_works(rep);
+      // The forked worker is an outside thread of the child: rt::spawn starts a default runtime.
+      rep.check(rt::spawn([] { return 11; }).join() == 11, "rt::spawn from the forked worker");
+    });
+  });
+  const fork_test::child c = h.join();
+  const auto out = fork_test::await_child(c);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
+  expect_parent_unaffected(r, s);
+}
+
+// A task that forks and simply returns in the child: there is no worker loop to go back to, so
+// the child ends as if its one thread had ended, with status 0 (docs/adr/0007-fork.md).
+TEST(Fork, ATaskThatReturnsInTheChildEndsTheChild) {
+  rt::runtime r{test_config("parent")};
+  fork_test::storm s(r);
+  ASSERT_TRUE(s.wait_until_running()) << "the spawn storm did not get going";
+  auto h = r.spawn([] {
+    fork_test::child c;
+    fork_test::fork_and_return(c);  // the child's copy returns from here with nothing to do
+    return c;
+  });
+  const fork_test::child c = h.join();
+  const auto out = fork_test::await_child(c);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
+  expect_parent_unaffected(r, s);
+}
+
+TEST(Fork, ChildUsesTheDefaultRuntime) {
+  if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
+  // The parent starts the default runtime and keeps it busy.
+  ASSERT_EQ(rt::spawn([] { return 1; }).join(), 1);
+  fork_test::storm s(rt::default_runtime());
+  ASSERT_TRUE(s.wait_until_running()) << "the spawn storm did not get going";
+  fork_test::gate g;
+  auto held = rt::spawn([&g] {
+    g.pass();
+    return 7;
+  });
+  ASSERT_TRUE(g.wait_for_arrivals(1)) << "the gated task did not start";
+
+  const auto c = fork_test::start_child([&](report& rep) {
+    // The inherited default runtime is abandoned: its unfinished task cannot be joined...
+    expect_refused_after_fork(rep, "join of a default-runtime task unfinished at the fork", [&] { (void)held.join(); });
+    // ...and rt::spawn from this (outside) thread starts a fresh default runtime.
+    rep.check(rt::spawn([] { return 42; }).join() == 42, "rt::spawn on the child's default runtime");
+    const std::uint64_t f = rt::spawn([] { return fib(18); }).join();
+    rep.check(f == 2584, "fib(18) on the child's default runtime gave " + std::to_string(f));
+    std::atomic<int> ran{0};
+    rt::task_group tg;
+    for (int i = 0; i < 200; ++i) tg.spawn([&ran] { ran.fetch_add(1); });
+    tg.wait();
+    rep.check(ran.load() == 200, "a task_group on the child's default runtime ran " + std::to_string(ran.load()));
+    // std::exit then destroys both default runtimes: the fresh one drains, the abandoned one
+    // must return at once.
+  });
+  const auto out = fork_test::await_child(c);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
+
+  g.open();
+  EXPECT_EQ(held.join(), 7);
+  expect_parent_unaffected(rt::default_runtime(), s);
+}
+
+TEST(Fork, ChildUsingTheInheritedRuntimeIsRefused) {
+  rt::runtime r{test_config("parent")};
+  fork_test::storm s(r);
+  ASSERT_TRUE(s.wait_until_running()) << "the spawn storm did not get going";
+  rt::group jvm(r, "jvm-1");
+  fork_test::gate g;
+  auto held = r.spawn([&g] {
+    g.pass();
+    return 5;
+  });
+  rt::task_group members(r);
+  std::atomic<int> member_runs{0};
+  members.spawn([&] {
+    g.pass();
+    member_runs.fetch_add(1);
+  });
+  // With one worker only one gated task runs at a time; the other stays queued, which leaves
+  // it just as unfinished at the fork.
+  ASSERT_TRUE(g.wait_for_arrivals(r.workers() > 1 ? 2 : 1)) << "the gated tasks did not start";
+
+  const auto c = fork_test::start_child([&](report& rep) {
+    expect_refused_after_fork(rep, "runtime.spawn", [&] { (void)r.spawn([] {}); });
+    expect_refused_after_fork(rep, "runtime.spawn(group, f)", [&] { (void)r.spawn(jvm, [] {}); });
+    expect_refused_after_fork(rep, "runtime.spawn_on(node 0)", [&] { (void)r.spawn_on(rt::node_id{0}, [] {}); });
+    expect_refused_after_fork(rep, "rt::spawn(group of the inherited runtime, f)", [&] { (void)rt::spawn(jvm, [] {}); });
+    expect_refused_after_fork(rep, "task_group::spawn into a group of the inherited runtime",
+                              [&] { members.spawn([] {}); });
+    expect_refused_after_fork(rep, "join of a task unfinished at the fork", [&] { (void)held.join(); });
+    expect_refused_after_fork(rep, "task_group::wait with a task unfinished at the fork", [&] { members.wait(); });
+  });
+  const auto out = fork_test::await_child(c);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
+
+  g.open();
+  EXPECT_EQ(held.join(), 5);
+  members.wait();
+  EXPECT_EQ(member_runs.load(), 1);
+  EXPECT_EQ(r.spawn(jvm, [] { return 3; }).join(), 3);
+  expect_parent_unaffected(r, s);
+}
+
+TEST(Fork, ChildDestroysTheInheritedRuntime) {
+  if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
+  auto r = std::make_unique<rt::runtime>(test_config("parent"));
+  fork_test::storm s(*r);
+  ASSERT_TRUE(s.wait_until_running()) << "the spawn storm did not get going";
+  fork_test::gate g;
+  auto held = r->spawn([&g] {
+    g.pass();
+    return 9;
+  });
+  ASSERT_TRUE(g.wait_for_arrivals(1)) << "the gated task did not start";
+
+  const auto c = fork_test::start_child([&](report& rep) {
+    // Its workers do not exist here and one of its tasks never finishes: destroying it must
+    // return anyway (the kill timer catches a destructor that waits for them).
+    r.reset();
+    rep.check(r == nullptr, "the inherited runtime was not destroyed");
+    fresh_runtime_works(rep);
+  });
+  const auto out = fork_test::await_child(c);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
+
+  g.open();
+  EXPECT_EQ(held.join(), 9);
+  expect_parent_unaffected(*r, s);
+}
+
+}  // namespace
