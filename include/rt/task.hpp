@@ -81,6 +81,8 @@ struct handle_payload {
 // if the runtime is stopped, task_alloc throws before the closure is touched.
 template <class Payload, class F>
 task* spawn_payload(const spawn_target& target, F&& f) {
+  static_assert(alignof(Payload) <= kTaskAlign,
+                "rt::spawn: the closure (or its result) needs more alignment than task frames give (kTaskAlign)");
   task* t = task_alloc(target, &Payload::ops, sizeof(Payload), alignof(Payload));
   try {
     ::new (task_payload(t)) Payload(std::forward<F>(f));

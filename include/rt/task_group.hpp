@@ -77,6 +77,8 @@ class task_group {
   template <class F>
   void spawn_into(detail::spawn_target t, F&& f) {
     using P = detail::group_payload<std::decay_t<F>>;
+    static_assert(alignof(P) <= detail::kTaskAlign,
+                  "rt::task_group::spawn: the closure needs more alignment than task frames give (kTaskAlign)");
     t.members = state();
     detail::task* task = detail::task_alloc(t, &P::ops, sizeof(P), alignof(P));
     try {
