@@ -30,8 +30,14 @@ struct config {
   std::string tune;
   // Name used in thread names and diagnostics.
   std::string name = "numart";
+  // RT_TRACE: record the scheduler's events and write them as a Chrome trace here at shutdown
+  // and on runtime::dump_trace() (docs/observability.md). Empty: no tracing. A path that cannot
+  // be written is reported on stderr at start and the runtime runs without tracing.
+  std::string trace_path;
+  // RT_STATS: write the counters here at shutdown, for `numart stats FILE`. Empty: none.
+  std::string stats_path;
 
-  // Reads RT_TOPOLOGY, RT_WORKERS and RT_TUNE. Throws rt::config_error on a malformed value;
+  // Reads RT_TOPOLOGY, RT_WORKERS, RT_TUNE, RT_TRACE and RT_STATS. Throws rt::config_error on a malformed value;
   // the values themselves are validated when the runtime starts.
   static config from_env();
 };

@@ -57,6 +57,9 @@ class runtime {
   bool virtual_topology() const;   // the topology is not this machine (DESIGN.md §7)
   rt::stats stats() const;
   std::string describe() const;    // tunables and features in force
+  // Writes the trace recorded so far to config::trace_path (docs/observability.md). False, with
+  // one line on stderr, when tracing is off or the file cannot be written.
+  bool dump_trace();
   detail::scheduler& impl() { return *impl_; }
 
   // The runtime the calling thread belongs to (a worker's), or nullptr.

@@ -45,6 +45,8 @@ config config::from_env() {
     c.workers = static_cast<int>(v);
   }
   if (const char* t = std::getenv("RT_TUNE"); t != nullptr) c.tune = t;
+  if (const char* t = std::getenv("RT_TRACE"); t != nullptr) c.trace_path = t;
+  if (const char* t = std::getenv("RT_STATS"); t != nullptr) c.stats_path = t;
   return c;
 }
 
@@ -67,6 +69,7 @@ int runtime::nodes() const { return impl_->node_count(); }
 bool runtime::virtual_topology() const { return impl_->virtual_topology(); }
 rt::stats runtime::stats() const { return impl_->snapshot(); }
 std::string runtime::describe() const { return tun::describe(impl_->settings()); }
+bool runtime::dump_trace() { return impl_->dump_trace(); }
 
 runtime* runtime::current() noexcept {
   detail::worker* w = detail::scheduler::current_worker();
@@ -132,8 +135,12 @@ void check_node(const detail::group_state* g, node_id n, bool none_allowed) {
 }
 }  // namespace
 
-group::group(std::string name) : state_(new detail::group_state(std::move(name), &current_scheduler())) {}
-group::group(runtime& owner, std::string name) : state_(new detail::group_state(std::move(name), &owner.impl())) {}
+group::group(std::string name) : state_(new detail::group_state(std::move(name), &current_scheduler())) {
+  state_->sched->note_group(state_);
+}
+group::group(runtime& owner, std::string name) : state_(new detail::group_state(std::move(name), &owner.impl())) {
+  state_->sched->note_group(state_);
+}
 group::~group() {
   if (state_->refs.fetch_sub(1, detail::atomics::acq_rel) == 1) delete state_;  // I-GROUP-1
 }

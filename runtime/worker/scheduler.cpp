@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <cstring>
 #include <new>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "core/assert.hpp"
 #include "worker/clock.hpp"
+#include "trace/stats_file.hpp"
 #include "worker/stack_guard.hpp"
 #include "rt/error.hpp"
 #include "rt/runtime.hpp"
@@ -56,6 +58,34 @@ std::vector<int> worker_cores(const topo::topology& t, int workers) {
                            "' has no core with an allowed PU (check taskset/cpuset)");
   }
   return cores;
+}
+
+// Tracing (docs/observability.md): ids are frame and group addresses, unique while alive.
+std::uint64_t trace_id(const void* p) noexcept { return reinterpret_cast<std::uintptr_t>(p); }
+
+trace::wake_path trace_path_of(policy::wake_reason r) noexcept {
+  switch (r) {
+    case policy::wake_reason::target_idle: return trace::wake_path::target_idle;
+    case policy::wake_reason::prev_idle: return trace::wake_path::prev_idle;
+    case policy::wake_reason::idle_scan: return trace::wake_path::idle_scan;
+    case policy::wake_reason::busy_target: return trace::wake_path::busy_target;
+    case policy::wake_reason::idlest: return trace::wake_path::idlest;
+  }
+  return trace::wake_path::local;
+}
+
+trace::wake_affine trace_affine_of(const policy::wake_decision& d) noexcept {
+  if (!d.affine_attempted()) return trace::wake_affine::none;
+  return d.affine_moved() ? trace::wake_affine::affine : trace::wake_affine::not_affine;
+}
+
+trace::trace_layout make_trace_layout(const policy::layout& l, const topo::topology& t, const std::string& name) {
+  trace::trace_layout tl;
+  for (int w = 0; w < l.worker_count(); ++w) tl.worker_node.push_back(l.node_of(w));
+  for (const topo::numa_node& n : t.nodes)
+    tl.node_package.push_back(n.cores.empty() ? -1 : t.cores[static_cast<std::size_t>(n.cores.front())].package);
+  tl.name = name;
+  return tl;
 }
 
 }  // namespace
@@ -141,6 +171,12 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
   }
   for (int nd = 0; nd < topo_.node_count(); ++nd) injection_.push_back(std::make_unique<deque::injection_queue<task>>(static_cast<std::size_t>(settings_.t.injection_queue_reserve)));
   for (auto& wp : workers_) wp->plan = policy::make_steal_plan(layout_, wp->id);
+  if (!cfg.trace_path.empty()) {
+    trace_ = trace::recorder::open(cfg.trace_path, make_trace_layout(layout_, topo_, name_), std::cerr);
+    if (trace_)
+      for (auto& wp : workers_) wp->trace = &trace_->for_worker(wp->id);
+  }
+  stats_path_ = cfg.stats_path;
   start_workers();
 }
 
@@ -239,6 +275,11 @@ task* scheduler::steal_work(worker& w) {
         switch (v.dq.steal(t)) {
           case deque::steal_result::success:
             w.counters.add(ctr::counter::steals);
+            if (w.trace != nullptr) [[unlikely]]
+              trace::steal(*w.trace, trace_id(t), v.id,
+                           tier.level == policy::steal_level::llc    ? trace::steal_tier::llc
+                           : tier.level == policy::steal_level::node ? trace::steal_tier::node
+                                                                     : trace::steal_tier::remote);
             w.counters.add(tier.level == policy::steal_level::llc    ? ctr::counter::steals_llc
                            : tier.level == policy::steal_level::node ? ctr::counter::steals_node
                                                                      : ctr::counter::steals_remote);
@@ -356,14 +397,22 @@ void scheduler::park(worker& w) {
   }
   w.counters.add(ctr::counter::parks);
   w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
+  if (w.trace != nullptr) [[unlikely]]
+    trace::park(*w.trace, trace::park_reason::idle);
   for (;;) {
     w.parker.park();
-    if (terminated_.load(atomics::acquire) != 0) return;
+    if (terminated_.load(atomics::acquire) != 0) {
+      if (w.trace != nullptr) [[unlikely]]
+        trace::unpark(*w.trace, trace::unpark_reason::shutdown, -1);
+      return;
+    }
     auto kind = idle_.after_wake(w.id);
     if (kind == sync::idle_set<atomics>::wake_kind::still_parked) {
       w.counters.add(ctr::counter::spurious_wakeups);  // I-PARK-4
       continue;
     }
+    if (w.trace != nullptr) [[unlikely]]
+      trace::unpark(*w.trace, trace::unpark_reason::woken, -1);
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
     const std::uint64_t woke_at = now_ns();
     account(w, woke_at, false);
@@ -531,7 +580,17 @@ void scheduler::place(worker* w, task* t) noexcept {
   if (d.scan_cut_short()) count(ctr::counter::scans_cut_short);
   if (d.idle_found) count(ctr::counter::idle_found);
   if (d.cross_node) count(ctr::counter::cross_node_placements);
-  if (d.idle_found && (w == nullptr || d.target != w->id) && hand_off(d.target, t, w)) return;
+  const bool handed = d.idle_found && (w == nullptr || d.target != w->id) && hand_off(d.target, t, w);
+  if (trace_ != nullptr) [[unlikely]] {
+    const bool local = !handed && w != nullptr && !d.cross_node;
+    const trace::wake_path path = local ? trace::wake_path::local : trace_path_of(d.reason);
+    const std::uint64_t group = trace_id(t->affinity);
+    if (w != nullptr)
+      trace::spawn(*w->trace, trace_id(t), group, r.home, local ? w->id : d.target, trace_affine_of(d), path, d.scanned);
+    else
+      trace_->outside_spawn(trace_id(t), group, r.home, d.target, path);
+  }
+  if (handed) return;
   if (w != nullptr && !d.cross_node)
     push_local(*w, t);
   else
@@ -552,6 +611,8 @@ bool scheduler::hand_off(int target, task* t, worker* from) noexcept {
   const bool woke = idle_.take_sleeper(target);
   if (woke) tw.parker.unpark();
   if (from != nullptr) {
+    if (from->trace != nullptr) [[unlikely]]
+      trace::mailbox_handoff(*from->trace, trace_id(t), target);
     from->counters.add(ctr::counter::mailbox_handoffs);
     if (woke) from->counters.add(ctr::counter::wakeups_sent);
   } else {
@@ -609,11 +670,26 @@ void scheduler::execute(worker* w, task* t) noexcept {
   if (t->affinity != nullptr && t->affinity->home_worker.load(atomics::relaxed) != w->id)
     t->affinity->home_worker.store(w->id, atomics::relaxed);
   ++w->depth;
+  if (w->trace != nullptr) [[unlikely]]
+    trace_start(*w, t);
   t->ops->run(payload_of(t));
   if (orphaned()) end_forked_child();
+  if (w->trace != nullptr) [[unlikely]]
+    trace::task_end(*w->trace, trace_id(t), trace_id(t->affinity));
   --w->depth;
   w->counters.add(ctr::counter::tasks_run);
   complete(t, w);
+}
+
+// The group's node for the locality summary: its preferred node, else its home's, else -1.
+void scheduler::trace_start(worker& w, task* t) noexcept {
+  int node = -1;
+  if (const group_state* g = t->affinity) {
+    node = g->preferred_node.load(atomics::relaxed);
+    const int home = g->home_worker.load(atomics::relaxed);
+    if (node < 0 && home >= 0) node = layout_.node_of(home);
+  }
+  trace::task_start(*w.trace, trace_id(t), trace_id(t->affinity), node);
 }
 
 void scheduler::complete(task* t, worker* w) noexcept {
@@ -747,7 +823,13 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
   idle_.prepare_park(w.id, false, true);
   sleeper_fence();  // I-PARK-2
-  if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) w.parker.park();
+  if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
+    if (w.trace != nullptr) [[unlikely]]
+      trace::park(*w.trace, trace::park_reason::join);
+    w.parker.park();
+    if (w.trace != nullptr) [[unlikely]]
+      trace::unpark(*w.trace, done() ? trace::unpark_reason::task_done : trace::unpark_reason::woken, -1);
+  }
   if (idle_.cancel_park(w.id, true) == sync::idle_set<atomics>::cancel_result::already_woken &&
       idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher) {
     // I-PARK-5: a notifier counted us as a searcher; we go back to a join, not to searching,
@@ -770,8 +852,12 @@ void scheduler::wait(task* t) {
       if (x == t) {
         // I-TASK-3: the joiner took its own task back: nobody else can see it any more.
         ++w->depth;
+        if (w->trace != nullptr) [[unlikely]]
+          trace_start(*w, t);
         t->ops->run(payload_of(t));
         if (orphaned()) end_forked_child();
+        if (w->trace != nullptr) [[unlikely]]
+          trace::task_end(*w->trace, trace_id(t), trace_id(t->affinity));
         --w->depth;
         t->state.store(kTaskDone | kTaskInline, atomics::relaxed);
         w->counters.add(ctr::counter::tasks_run);
@@ -885,6 +971,20 @@ void scheduler::shutdown() {
   while (terminated_.load(atomics::acquire) == 0) sync::native_futex::wait(terminated_, 0);
   for (auto& w : workers_) w->thread.join();
   joined_ = true;
+  if (trace_ != nullptr) trace_->dump(std::cerr);
+  if (!stats_path_.empty()) trace::write_stats_file(snapshot(), stats_path_, std::cerr);
+}
+
+void scheduler::note_group(const group_state* g) {
+  if (trace_ != nullptr) trace_->name_group(trace_id(g), g->name);
+}
+
+bool scheduler::dump_trace() const {
+  if (trace_ == nullptr) {
+    std::cerr << "numart: dump_trace: tracing is off for runtime '" << name_ << "' (set RT_TRACE or config.trace_path)\n";
+    return false;
+  }
+  return trace_->dump(std::cerr);
 }
 
 // ---------------------------------------------------------------------------------------------

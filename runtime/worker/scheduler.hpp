@@ -28,6 +28,8 @@
 #include "sync/idle.hpp"
 #include "sync/parker.hpp"
 #include "topology/topology.hpp"
+#include "trace/events.hpp"
+#include "trace/trace.hpp"
 #include "tunables/tunables.hpp"
 #include "worker/task.hpp"
 
@@ -118,6 +120,7 @@ struct alignas(sync::kCacheLine) worker {
   std::uint32_t scans_since_timed = 0;
   alignas(sync::kCacheLine) std::uint32_t pops_since_poll = 0;
   std::int32_t depth = 0;            // tasks nested on this thread's stack right now (I-HELP-1)
+  trace::ring* trace = nullptr;      // this worker's event ring, or null: tracing off
   // The task_group this worker is blocked on in wait(), or null. Written by the worker (seq_cst,
   // before it registers as a blocked joiner), read by completions that finish a group (I-TASK-5).
   atomics::atomic<const void*> awaiting{nullptr};
@@ -148,6 +151,8 @@ class scheduler {
 
   void shutdown();
   rt::stats snapshot() const;
+  bool dump_trace() const;
+  void note_group(const group_state* g);  // names the group in the trace
 
   runtime* owner() const { return owner_; }
   int worker_count() const { return static_cast<int>(workers_.size()); }
@@ -177,6 +182,7 @@ class scheduler {
   void stop_searching(worker& w) noexcept;
   void execute(worker* w, task* t) noexcept;
   void complete(task* t, worker* w) noexcept;
+  void trace_start(worker& w, task* t) noexcept;
   void free_frame(task* t, worker* w) noexcept;
   void push_local(worker& w, task* t) noexcept;
   // The two sides of I-PARK-1/2: after a push and before reading the idle set (notifier), and
@@ -238,6 +244,8 @@ class scheduler {
     atomics::atomic<int> nr_idle_scan{0};
   };
   std::unique_ptr<llc_state[]> llcs_;
+  std::unique_ptr<trace::recorder> trace_;  // null: tracing off (config::trace_path empty or unwritable)
+  std::string stats_path_;
   ctr::counter_block outside_counters_;     // spawns from threads that are not workers
   // Outside threads blocked in task_group::wait: their parkers, keyed by the group they wait
   // for. Guarded by outside_waiters_lock_; outside_waiter_count_ lets completions skip the lock.
