@@ -2,6 +2,7 @@
 // already spawned, then joins them (docs/design/shutdown.md).
 #pragma once
 
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <utility>
@@ -60,6 +61,10 @@ class runtime {
   // Writes the trace recorded so far to config::trace_path (docs/observability.md). False, with
   // one line on stderr, when tracing is off or the file cannot be written.
   bool dump_trace();
+  // One line per worker and one for the runtime, for watchdogs and hang reports: what each
+  // worker shows to others (idle flag, deque and mailbox sizes, tasks run, parks) and the
+  // shutdown state. Any thread, any time; a snapshot of hints, not a consistent cut.
+  void dump_state(std::ostream& os) const;
   detail::scheduler& impl() { return *impl_; }
 
   // The runtime the calling thread belongs to (a worker's), or nullptr.

@@ -70,6 +70,7 @@ bool runtime::virtual_topology() const { return impl_->virtual_topology(); }
 rt::stats runtime::stats() const { return impl_->snapshot(); }
 std::string runtime::describe() const { return tun::describe(impl_->settings()); }
 bool runtime::dump_trace() { return impl_->dump_trace(); }
+void runtime::dump_state(std::ostream& os) const { impl_->dump_state(os); }
 
 runtime* runtime::current() noexcept {
   detail::worker* w = detail::scheduler::current_worker();

@@ -185,6 +185,9 @@ void scheduler::start_workers() {
   try {
     for (; started < workers_.size(); ++started) {
       worker& w = *workers_[started];
+      if (sync::fault::thread_start_fails(static_cast<int>(started)))
+        throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                                "injected thread-creation failure (sync/fault.hpp)");
       w.thread = std::thread([this, &w] { run_worker(w); });
     }
   } catch (const std::system_error& e) {
@@ -272,6 +275,7 @@ task* scheduler::steal_work(worker& w) {
       for (std::size_t i = 0; i < tier.victims.size(); ++i) {
         worker& v = *workers_[static_cast<std::size_t>(policy::victim_at(tier, start, i))];
         task* t = nullptr;
+        sync::fault::point(sync::fault::site::before_steal);
         switch (v.dq.steal(t)) {
           case deque::steal_result::success:
             w.counters.add(ctr::counter::steals);
@@ -365,6 +369,7 @@ void scheduler::park(worker& w) {
   // The last searcher needs no extra check here: the re-check below covers every queue
   // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
   idle_.prepare_park(w.id, was_searching);
+  sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence();  // I-PARK-2: registration before the re-check
   // I-SHUT-2: draining_ is read after the registration and before the re-check: a worker that
   // registered before shutdown() set it is woken by shutdown's wake_all; one that registered
@@ -607,6 +612,7 @@ bool scheduler::hand_off(int target, task* t, worker* from) noexcept {
   bool expected = true;
   if (!tw.idle.compare_exchange_strong(expected, false, atomics::relaxed)) return false;
   if (tw.mailbox.push(t) != deque::mailbox_push::delivered) return false;
+  sync::fault::point(sync::fault::site::handoff_mailed);
   notifier_fence();  // I-PARK-1: the mailbox push before reading the sleeper list
   const bool woke = idle_.take_sleeper(target);
   if (woke) tw.parker.unpark();
@@ -636,12 +642,14 @@ void scheduler::sleeper_fence() const noexcept {
 
 void scheduler::push_local(worker& w, task* t) noexcept {
   w.dq.push(t);
+  sync::fault::point(sync::fault::site::push_published);
   notifier_fence();  // I-PARK-1: the push before reading the sleepers' state
   if (idle_.should_wake()) notify_one(&w);
 }
 
 void scheduler::push_node(int node, task* t, worker* from) noexcept {
   injection_[static_cast<std::size_t>(node)]->push(t);
+  sync::fault::point(sync::fault::site::push_published);
   notifier_fence();  // I-PARK-1
   // Prefer a sleeper of the target node: it polls that node's queue before stealing elsewhere.
   bool woke = false;
@@ -693,6 +701,7 @@ void scheduler::trace_start(worker& w, task* t) noexcept {
 }
 
 void scheduler::complete(task* t, worker* w) noexcept {
+  sync::fault::point(sync::fault::site::task_completed);
   if (t->members != nullptr) {
     task_group_state* g = t->members;
     t->ops->drop(payload_of(t), true);
@@ -822,6 +831,7 @@ template <class Done>
 void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
   idle_.prepare_park(w.id, false, true);
+  sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence();  // I-PARK-2
   if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
     if (w.trace != nullptr) [[unlikely]]
@@ -962,8 +972,10 @@ void scheduler::shutdown() {
   RT_ASSERT(self == nullptr || &self->sched != this, "I-SHUT-4",
             "a runtime cannot be shut down or destroyed from one of its own workers");
   stopping_.store(true, atomics::seq_cst);  // I-SHUT-1
+  sync::fault::point(sync::fault::site::shutdown_step);
   // I-SHUT-2: wait for outside spawns that passed their stopping_ check to finish their push.
   while (outside_inflight_.load(atomics::seq_cst) != 0) std::this_thread::yield();
+  sync::fault::point(sync::fault::site::shutdown_step);
   draining_.store(true, atomics::seq_cst);
   // Every worker registered as a sleeper before this point re-runs its loop and re-checks
   // quiescence with draining_ set; later ones read it themselves (I-SHUT-2).
@@ -973,6 +985,21 @@ void scheduler::shutdown() {
   joined_ = true;
   if (trace_ != nullptr) trace_->dump(std::cerr);
   if (!stats_path_.empty()) trace::write_stats_file(snapshot(), stats_path_, std::cerr);
+}
+
+void scheduler::dump_state(std::ostream& os) const {
+  os << "runtime '" << name_ << "': stopping " << stopping_.load(atomics::relaxed) << ", draining "
+     << draining_.load(atomics::relaxed) << ", terminated " << terminated_.load(atomics::relaxed)
+     << ", outside spawns in flight " << outside_inflight_.load(atomics::relaxed) << ", blocked joiners "
+     << idle_.joiner_count() << "\n";
+  for (std::size_t n = 0; n < injection_.size(); ++n)
+    os << "  node " << n << " injection queue ~" << injection_[n]->size_estimate() << " tasks\n";
+  for (const auto& w : workers_) {
+    os << "  worker " << w->id << " (node " << w->node << "): idle " << w->idle.load(atomics::relaxed) << ", deque ~"
+       << w->dq.size_estimate() << ", mailbox " << (w->mailbox.empty_estimate() ? "empty" : "non-empty")
+       << ", tasks run " << w->counters.read(ctr::counter::tasks_run) << ", parks " << w->counters.read(ctr::counter::parks)
+       << ", steals " << w->counters.read(ctr::counter::steals) << "\n";
+  }
 }
 
 void scheduler::note_group(const group_state* g) {

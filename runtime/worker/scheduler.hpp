@@ -24,6 +24,7 @@
 #include "rt/stats.hpp"
 #include "stats/counters.hpp"
 #include "sync/asym_fence.hpp"
+#include "sync/fault.hpp"
 #include "sync/futex.hpp"
 #include "sync/idle.hpp"
 #include "sync/parker.hpp"
@@ -152,6 +153,7 @@ class scheduler {
   void shutdown();
   rt::stats snapshot() const;
   bool dump_trace() const;
+  void dump_state(std::ostream& os) const;
   void note_group(const group_state* g);  // names the group in the trace
 
   runtime* owner() const { return owner_; }

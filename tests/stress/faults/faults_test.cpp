@@ -1,0 +1,249 @@
+// The ledger under injected faults (DESIGN.md §8, issue 8 item 3). Each seed arms
+// sync/fault.hpp (delays at the protocols' steps), builds an oversubscribed virtual runtime,
+// and runs random task trees from 8 outside threads; some tasks throw, and the runtime is shut
+// down at a random moment while the spawners still run. Every task the runtime accepted must
+// run exactly once (a spawn refused with rt::runtime_stopped is not a task), every exception
+// must reach its joiner, and nothing may hang: a watchdog dumps the runtime's state and aborts
+// the binary after 120 s (so a printed report always says hangs 0; a hang is a failed CI run
+// with the dump in its log). The last test prints the line CI reports.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rt/rt.hpp"
+#include "sync/fault.hpp"
+
+namespace {
+
+namespace fault = rt::sync::fault;
+
+struct totals {
+  std::uint64_t spawned = 0, completed = 0, lost = 0, duplicated = 0, hangs = 0, seeds = 0, faults = 0;
+};
+totals g_totals;
+
+struct ledger {
+  explicit ledger(std::size_t n) : runs(n) {}
+  std::vector<std::atomic<std::uint8_t>> runs;
+  std::vector<std::atomic<std::uint8_t>> accepted = std::vector<std::atomic<std::uint8_t>>(runs.size());
+  std::atomic<std::uint64_t> next{0};
+  // Handle-joined tasks that threw, and exceptions their joiners caught: equal at the end.
+  std::atomic<std::uint64_t> thrown{0}, caught{0};
+  // task_group waits whose "rethrows iff a member threw" did not hold.
+  std::atomic<std::uint64_t> group_mismatches{0};
+  bool claim(std::uint64_t& id) {
+    id = next.fetch_add(1, std::memory_order_relaxed);
+    return id < runs.size();
+  }
+};
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr int kMaxDepth = 12;
+
+// Records itself, spawns 0-3 children by handle or task_group, joins them, and throws one time
+// in 16 (after its children are joined, so the tree is complete either way). A task_group
+// member counts its throw in its group's `group_throws`, others in the ledger.
+void node_task(ledger& l, std::uint64_t id, std::uint64_t seed, int depth, std::atomic<int>* group_throws) {
+  l.runs[id].fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t s = seed;
+  const int kids = depth >= kMaxDepth ? 0 : static_cast<int>(splitmix(s) % 4);
+  auto child = [&](std::uint64_t cid, std::uint64_t cs, std::atomic<int>* throws) {
+    return [&l, cid, cs, depth, throws] { node_task(l, cid, cs, depth + 1, throws); };
+  };
+  if (splitmix(s) % 2 == 0) {
+    std::vector<rt::join_handle<void>> hs;
+    for (int k = 0; k < kids; ++k) {
+      std::uint64_t cid;
+      if (!l.claim(cid)) break;
+      hs.push_back(rt::spawn(child(cid, splitmix(s), nullptr)));
+      l.accepted[cid].store(1, std::memory_order_relaxed);
+    }
+    for (auto& h : hs) {
+      try {
+        h.join();
+      } catch (const std::runtime_error&) {
+        l.caught.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  } else {
+    std::atomic<int> throws{0};
+    rt::task_group g;
+    for (int k = 0; k < kids; ++k) {
+      std::uint64_t cid;
+      if (!l.claim(cid)) break;
+      g.spawn(child(cid, splitmix(s), &throws));
+      l.accepted[cid].store(1, std::memory_order_relaxed);
+    }
+    bool rethrown = false;
+    try {
+      g.wait();
+    } catch (const std::runtime_error&) {
+      rethrown = true;  // the first of the group's failures; the rest of the group completed
+    }
+    if (rethrown != (throws.load() > 0)) l.group_mismatches.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (splitmix(s) % 16 == 0) {
+    if (group_throws != nullptr)
+      group_throws->fetch_add(1, std::memory_order_relaxed);
+    else
+      l.thrown.fetch_add(1, std::memory_order_relaxed);
+    throw std::runtime_error("injected task failure");
+  }
+}
+
+// Fails the test and dumps the runtime if `done` is not set within the deadline.
+class watchdog {
+ public:
+  watchdog(const rt::runtime& r, std::chrono::seconds limit) : r_(r) {
+    thread_ = std::thread([this, limit] {
+      std::unique_lock<std::mutex> lk(m_);
+      if (!cv_.wait_for(lk, limit, [this] { return done_; })) {
+        std::cerr << "watchdog: no completion after " << limit.count() << " s; runtime state:\n";
+        r_.dump_state(std::cerr);
+        std::cerr.flush();
+        std::abort();
+      }
+    });
+  }
+  ~watchdog() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  const rt::runtime& r_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+void run_seed(std::uint64_t seed, const rt::config& cfg, std::size_t budget) {
+  fault::plan p;
+  p.seed = seed;
+  p.jitter_per_mille = 20;
+  fault::arm(p);
+  auto l = std::make_unique<ledger>(budget);
+  std::mt19937_64 rng(seed);
+  // Often before the budget is spent (a seed's trees take 100-300 ms here), sometimes after.
+  const auto stop_after = std::chrono::milliseconds(rng() % 150);
+  {
+    rt::runtime r{cfg};
+    watchdog dog(r, std::chrono::seconds(120));
+    std::vector<std::thread> outside;
+    for (int t = 0; t < 8; ++t) {
+      outside.emplace_back([&r, &l, seed, t] {
+        std::uint64_t s = seed * 1000003u + static_cast<std::uint64_t>(t);
+        std::vector<rt::join_handle<void>> roots;
+        std::uint64_t id;
+        auto drain = [&] {
+          for (auto& h : roots) {
+            try {
+              h.join();
+            } catch (const std::runtime_error&) {
+              l->caught.fetch_add(1, std::memory_order_relaxed);
+            }
+          }
+          roots.clear();
+        };
+        while (l->claim(id)) {
+          const std::uint64_t cs = splitmix(s);
+          try {
+            roots.push_back(r.spawn([&l, id, cs] { node_task(*l, id, cs, 0, nullptr); }));
+            l->accepted[id].store(1, std::memory_order_relaxed);
+          } catch (const rt::runtime_stopped&) {
+            break;  // shut down under us: this id was never a task
+          }
+          if (roots.size() >= 32) drain();
+        }
+        drain();
+      });
+    }
+    std::this_thread::sleep_for(stop_after);
+    r.shutdown();  // at a random moment: accepted tasks still run, later spawns are refused
+    for (auto& t : outside) t.join();
+  }
+  fault::disarm();
+  std::uint64_t accepted = 0, lost = 0, duplicated = 0, completed = 0;
+  for (std::size_t i = 0; i < l->runs.size(); ++i) {
+    const unsigned a = l->accepted[i].load(), n = l->runs[i].load();
+    accepted += a;
+    completed += n != 0;
+    lost += a != 0 && n == 0;
+    duplicated += n > 1;
+  }
+  EXPECT_EQ(lost, 0u) << "seed " << seed;
+  EXPECT_EQ(duplicated, 0u) << "seed " << seed;
+  EXPECT_EQ(completed, accepted) << "seed " << seed;
+  EXPECT_EQ(l->caught.load(), l->thrown.load()) << "seed " << seed << ": an exception did not reach its joiner";
+  EXPECT_EQ(l->group_mismatches.load(), 0u) << "seed " << seed << ": task_group::wait and its members' failures disagree";
+  g_totals.spawned += accepted;
+  g_totals.completed += completed;
+  g_totals.lost += lost;
+  g_totals.duplicated += duplicated;
+  g_totals.seeds += 1;
+  g_totals.faults += fault::injected();
+}
+
+rt::config oversubscribed(int nodes, int cores_per_node) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:" + std::to_string(nodes) + " [numa] core:" +
+                                              std::to_string(cores_per_node) + " pu:1");
+  return c;
+}
+
+// One test, so that one process sums every seed (CTest runs each test in its own process).
+TEST(Faults, LedgerUnderInjectedFaults) {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) run_seed(seed, oversubscribed(4, 4), 60000);  // 16 workers
+  rt::config two;
+  two.workers = 2;
+  for (std::uint64_t seed = 101; seed <= 104; ++seed) run_seed(seed, two, 60000);
+  std::printf("tasks spawned %llu, completed %llu, lost %llu, duplicated %llu, hangs %llu over %llu seeds, %llu faults\n",
+              static_cast<unsigned long long>(g_totals.spawned), static_cast<unsigned long long>(g_totals.completed),
+              static_cast<unsigned long long>(g_totals.lost), static_cast<unsigned long long>(g_totals.duplicated),
+              static_cast<unsigned long long>(g_totals.hangs), static_cast<unsigned long long>(g_totals.seeds),
+              static_cast<unsigned long long>(g_totals.faults));
+  EXPECT_GT(g_totals.faults, 0u) << "no fault was injected: the points are not reached";
+}
+
+TEST(Faults, ThreadCreationFailureIsAClearErrorAndLeaksNothing) {
+  for (int at : {0, 1, 5}) {
+    fault::plan p;
+    p.fail_thread_start = at;
+    fault::arm(p);
+    try {
+      rt::runtime r{oversubscribed(2, 4)};
+      ADD_FAILURE() << "the runtime started although worker " << at << "'s thread could not be created";
+    } catch (const rt::startup_error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot start worker thread " + std::to_string(at)), std::string::npos)
+          << e.what();
+    }
+    fault::disarm();
+  }
+  rt::runtime ok{oversubscribed(2, 4)};  // and a runtime starts normally afterwards
+  EXPECT_EQ(ok.spawn([] { return 3; }).join(), 3);
+}
+
+}  // namespace
