@@ -72,6 +72,11 @@ class idle_set {
     return r;
   }
 
+  // A hint for the wake path (relaxed): whether any worker is registered as a sleeper.
+  bool anyone_parked() const noexcept {
+    return unparked_.load(S::relaxed) < static_cast<std::uint32_t>(workers_);
+  }
+
   // Notifier side: true when a sleeper should be woken for new shared work.
   bool should_wake() const noexcept {
     return unparked_.load(S::seq_cst) < static_cast<std::uint32_t>(workers_) && searching_.load(S::seq_cst) == 0;

@@ -544,6 +544,14 @@ void scheduler::submit(task* t) noexcept {
 
 // DESIGN.md §4 steps 2-3; docs/design/wake-path.md §6.
 void scheduler::place(worker* w, task* t) noexcept {
+  // I-WAKE-7: a worker's own spawn (home = self, not a continuation) with nobody parked can
+  // only end at busy_target = self: no worker is idle for the scan to find.
+  if (w != nullptr && t->affinity == nullptr && (t->flags & kFrameContinuation) == 0 && !idle_.anyone_parked()) {
+    push_local(*w, t);
+    if (w->trace != nullptr) [[unlikely]]
+      trace::spawn(*w->trace, trace_id(t), 0, w->id, w->id, trace::wake_affine::none, trace::wake_path::local, 0);
+    return;
+  }
   auto count = [&](ctr::counter c, std::uint64_t n = 1) {
     if (w != nullptr)
       w->counters.add(c, n);
