@@ -32,8 +32,16 @@ elseif(NUMART_SANITIZER STREQUAL "thread")
   if(NUMART_HAS_WNO_TSAN)
     add_compile_options(-Wno-tsan)
   endif()
+elseif(NUMART_SANITIZER STREQUAL "fuzzer")
+  # libFuzzer builds (preset "fuzz", tests/fuzz): every target gets coverage instrumentation and
+  # ASan + UBSan; only the harness executables link libFuzzer itself (-fsanitize=fuzzer).
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "NUMART_SANITIZER=fuzzer needs clang (libFuzzer): configure with --preset fuzz")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
 elseif(NOT NUMART_SANITIZER STREQUAL "")
-  message(FATAL_ERROR "NUMART_SANITIZER='${NUMART_SANITIZER}': expected address, undefined or thread")
+  message(FATAL_ERROR "NUMART_SANITIZER='${NUMART_SANITIZER}': expected address, undefined, address+undefined, thread or fuzzer")
 endif()
 
 # numart_component(<folder> [SOURCES ...] [DEPS ...]): one target per runtime/ folder.

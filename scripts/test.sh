@@ -5,6 +5,9 @@
 # Stages:
 #   release   g++ -Werror, all targets; ctest: unit, integration, stress, process, model
 #   clang     clang++-14 -Werror build of the library, tool and tests; ctest: unit
+#   fuzz      scripts/fuzz.sh: libFuzzer harnesses (clang-14, ASan + UBSan), NUMART_FUZZ_SECONDS
+#             (default 30) each over a copy of tests/fuzz/corpus; the replay of that corpus runs
+#             as unit tests in the other stages
 #   asan      g++ AddressSanitizer + UndefinedBehaviorSanitizer; ctest: unit, integration, stress
 #   tsan      g++ ThreadSanitizer; ctest: integration, stress
 #   consumer  cmake --install, then an outside project via find_package and via pkg-config
@@ -12,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=${NUMART_JOBS:-$(nproc)}
-stages=${NUMART_TEST_STAGES:-release clang asan tsan consumer}
+stages=${NUMART_TEST_STAGES:-release clang fuzz asan tsan consumer}
 
 bash scripts/setup.sh
 
@@ -40,20 +43,34 @@ configure_build() {  # preset, targets...
   fi
 }
 
+# The faults ledger's line (tests/stress/faults) from a build's last ctest log.
+ledger_line() {
+  local line
+  line=$(grep -h "^tasks spawned" "build/$1/Testing/Temporary/LastTest.log" | tail -1)
+  if [ -z "$line" ]; then
+    echo "test.sh: no faults-ledger line in build/$1/Testing/Temporary/LastTest.log (did tests/stress/faults run?)" >&2
+    return 1
+  fi
+  echo "ledger ($1): $line"
+}
 stage_release() {
   configure_build release &&
     ctest --preset release -j "$jobs" --timeout 600 \
-      -L 'unit|integration|stress|process|model'
+      -L 'unit|integration|stress|process|model' &&
+    ledger_line release
 }
 stage_clang() {
   configure_build clang &&
     ctest --preset clang -j "$jobs" -L unit
 }
+stage_fuzz() {
+  NUMART_JOBS=$jobs bash scripts/fuzz.sh
+}
 stage_asan() {
-  configure_build asan && ctest --preset asan -j "$jobs" -L 'unit|integration|stress'
+  configure_build asan && ctest --preset asan -j "$jobs" -L 'unit|integration|stress' && ledger_line asan
 }
 stage_tsan() {
-  configure_build tsan && ctest --preset tsan -j "$jobs" -L 'integration|stress'
+  configure_build tsan && ctest --preset tsan -j "$jobs" -L 'integration|stress' && ledger_line tsan
 }
 stage_consumer() {
   local prefix=$root/build/install

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/printable.hpp"
 #include "topology/topology.hpp"
 
 namespace rt::topo {
@@ -16,8 +17,9 @@ constexpr std::string_view kXmlPrefix = "xml:";
 constexpr std::string_view kSyntheticPrefix = "synthetic:";
 constexpr std::string_view kDistancesSuffix = ";distances:";
 
+// The spelling is quoted with its control characters escaped: the message stays one line.
 [[noreturn]] void fail(const std::string& spec, const std::string& reason) {
-  throw topology_error("topology '" + spec + "': " + reason);
+  throw topology_error(rt::core::printable("topology '" + spec + "': " + reason));
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }

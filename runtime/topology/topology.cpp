@@ -10,12 +10,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/printable.hpp"
+#include "core/satmath.hpp"
 #include "topology/distances.hpp"
 #include "topology/xml_check.hpp"
 
@@ -43,6 +48,21 @@ namespace {
 // The largest XML file read: far above any machine's (the 384-PU SGI UV file is 326 KB), low
 // enough that a wrong path to a huge file fails fast instead of filling memory.
 constexpr off_t kMaxXmlBytes = off_t{64} << 20;
+
+// Bounds on a synthetic description, so that "pu:100000" is refused in one line instead of keeping
+// hwloc busy for minutes and gigabytes (found by tests/fuzz/topology_source_fuzz.cpp). hwloc 2.9
+// builds every object and inserts it by walking down from the root, comparing cpusets with the
+// siblings met at each level: its time grows with those sibling visits. Debian's hwloc 2.9.0 on
+// the 2-core CI machine: "pack:32 [numa] l3:4 l2:32 l1:1 core:1 pu:2" (8192 PUs, 1.4M visits)
+// loads in 0.6 s, "pu:4096" (16.8M) in 1.4 s, "pack:8 l3:1024 l2:1 l1:1 core:1 pu:1" (42M) in
+// 7.7 s, "pu:8192" (67M) in 12 s, "pu:100000" did not finish in 60 s.
+constexpr std::uint64_t kMaxSyntheticPus = 8192;                             // Linux's largest NR_CPUS (x86 MAXSMP)
+constexpr std::uint64_t kMaxSyntheticObjects = 65536;                        // 8 per PU at the PU limit
+constexpr std::uint64_t kMaxSyntheticSiblingVisits = std::uint64_t{1} << 24;  // "pu:4096": 1.4 s
+// hwloc sizes cpusets and nodesets by the largest index of an "indexes=" attribute
+// ("pu:2(indexes=0,644444444444444)" kept it busy for more than 20 s); the same bound as the
+// XML check's on PU and NUMANode os_index.
+constexpr std::uint64_t kMaxSyntheticIndex = std::uint64_t{1} << 20;
 
 // hwloc's subtype for the MCDRAM-as-L3 objects of KNL XMLs written before hwloc had MemCache
 // objects (64intel64-fakeKNL-SNC4-hybrid.xml): a memory-side cache, not the CPUs' LLC.
@@ -78,8 +98,72 @@ std::vector<unsigned> members(hwloc_const_bitmap_t set) {
   return out;
 }
 
+// What a synthetic description asks hwloc to build (see the bounds above).
+struct synthetic_size {
+  std::uint64_t pus = 1;             // objects of the last level
+  std::uint64_t objects = 1;         // every object, the root and attached memory included
+  std::uint64_t sibling_visits = 0;  // over every object: the arities on its path from the root
+  std::uint64_t max_index = 0;       // the largest number in an "indexes=" attribute
+};
+
+// Measures `text` the way hwloc 2.9 reads it: an optional "(attributes)" for the root, then
+// levels separated by spaces or newlines, each "[type(attributes)]" (memory attached to every
+// object of the level above) or "[type:]count[(attributes)]", count read by strtoul in any base,
+// 1..UINT_MAX. It only measures: hwloc still parses the text and refuses what it does not accept,
+// so a level that hwloc would refuse ends the measurement.
+synthetic_size measure_synthetic(const std::string& text) {
+  const char* const d = text.c_str();  // hwloc stops at the first NUL too
+  synthetic_size s;
+  std::uint64_t width = 1;  // objects in the last level read
+  std::uint64_t path = 0;   // siblings met from the root down to that level
+  std::size_t pos = 0;
+  // Skips past the next `close`, noting the numbers of any "indexes=" list on the way (a list
+  // ends at a space or ')'; an interleaving spec such as "indexes=L2:core" has no large number).
+  const auto skip_past = [&](char close) {
+    const char* const c = std::strchr(d + pos, close);
+    if (c == nullptr) return false;
+    const std::string_view block(d + pos, static_cast<std::size_t>(c - d) - pos + 1);
+    for (std::size_t at = block.find("indexes="); at != std::string_view::npos; at = block.find("indexes=", at + 1)) {
+      std::uint64_t value = 0;
+      for (std::size_t i = at + 8; i < block.size() && block[i] != ' ' && block[i] != ')'; ++i) {
+        const bool digit = block[i] >= '0' && block[i] <= '9';
+        value = digit ? rt::core::sat_add(rt::core::sat_mul(value, std::uint64_t{10}), static_cast<std::uint64_t>(block[i] - '0')) : 0;
+        s.max_index = std::max(s.max_index, value);
+      }
+    }
+    pos = static_cast<std::size_t>(c - d) + 1;
+    return true;
+  };
+  if (d[0] == '(' && !skip_past(')')) return s;
+  while (true) {
+    while (d[pos] == ' ' || d[pos] == '\n') ++pos;
+    if (d[pos] == '\0') break;
+    if (d[pos] == '[') {
+      if (!skip_past(']')) break;
+      s.objects = rt::core::sat_add(s.objects, width);
+      continue;
+    }
+    if ((d[pos] < '0' || d[pos] > '9') && !skip_past(':')) break;
+    char* after = nullptr;
+    const unsigned long long count = std::strtoull(d + pos, &after, 0);
+    if (after == d + pos || count == 0 || count > UINT_MAX) break;
+    width = rt::core::sat_mul(width, std::uint64_t{count});
+    path = rt::core::sat_add(path, std::uint64_t{count});
+    s.pus = width;
+    s.objects = rt::core::sat_add(s.objects, width);
+    s.sibling_visits = rt::core::sat_add(s.sibling_visits, rt::core::sat_mul(width, path));
+    pos = static_cast<std::size_t>(after - d);
+    if (d[pos] == '(' && !skip_past(')')) break;
+  }
+  return s;
+}
+
+std::string count_text(std::uint64_t n) { return n == UINT64_MAX ? std::string("more than 2^64") : std::to_string(n); }
+
+// The source and the XML check's details quote outside text (a path, attribute values): control
+// characters are escaped so that the message stays one line.
 [[noreturn]] void fail_for(const std::string& desc, const std::string& reason) {
-  throw topology_error("topology '" + desc + "': " + reason);
+  throw topology_error(rt::core::printable("topology '" + desc + "': " + reason));
 }
 
 class loader {
@@ -119,10 +203,28 @@ class loader {
         }
         return;
       case source::kind::synthetic:
+        check_synthetic_size();
         if (hwloc_topology_set_synthetic(h_, src_.text.c_str()) != 0) {
           fail("hwloc rejected the synthetic description (expected space-separated levels such as 'pack:2 [numa] core:2 pu:1')");
         }
         return;
+    }
+  }
+
+  void check_synthetic_size() const {
+    const synthetic_size size = measure_synthetic(src_.text);
+    if (size.pus > kMaxSyntheticPus) {
+      fail("the description has " + count_text(size.pus) + " PUs; numart loads at most " + std::to_string(kMaxSyntheticPus) + " (Linux's largest NR_CPUS)");
+    }
+    if (size.objects > kMaxSyntheticObjects) {
+      fail("the description has " + count_text(size.objects) + " objects; numart loads at most " + std::to_string(kMaxSyntheticObjects));
+    }
+    if (size.max_index >= kMaxSyntheticIndex) {
+      fail("an indexes= attribute names index " + count_text(size.max_index) + "; numart accepts indexes below " + std::to_string(kMaxSyntheticIndex));
+    }
+    if (size.sibling_visits > kMaxSyntheticSiblingVisits) {
+      fail("its levels are too wide for hwloc to build in reasonable time (" + count_text(size.sibling_visits) + " sibling visits, at most " +
+           std::to_string(kMaxSyntheticSiblingVisits) + "): nest wide levels, e.g. 'pack:16 core:256 pu:2' rather than 'core:4096 pu:2'");
     }
   }
 
@@ -281,35 +383,64 @@ class loader {
     return ancestor(obj, HWLOC_OBJ_PACKAGE);
   }
 
+  // A PU is its OS index: its cpuset must be exactly that index. hwloc loads XMLs that break it
+  // (a PU P#96 whose cpuset is PU 97, beside P#97; a PU with the infinite cpuset "0xf...f"), and
+  // the model would then hold one PU twice (found by tests/fuzz/topology_xml_fuzz.cpp).
+  unsigned pu_index(hwloc_obj_t pu) const {
+    if (hwloc_bitmap_weight(pu->cpuset) != 1 || static_cast<unsigned>(hwloc_bitmap_first(pu->cpuset)) != pu->os_index) {
+      const std::string index = std::to_string(pu->os_index);
+      fail("inconsistent topology: the cpuset of PU P#" + index + " is not just PU " + index);
+    }
+    return pu->os_index;
+  }
+
   void build_cores(topology& t) const {
     const std::vector<hwloc_obj_t> nodes = numa_objects();
-    bitmap allowed;
-    hwloc_bitmap_and(allowed.get(), hwloc_topology_get_allowed_cpuset(h_), hwloc_topology_get_topology_cpuset(h_));
-    t.allowed_pus = members(allowed.get());
     // Cores in logical order: walking the PUs in logical order meets the cores in logical order.
     // A PU without a Core ancestor is a core of its own (synthetic "pack:2 pu:4", some XMLs).
+    // A core's PUs are the PU objects below it, not its cpuset: an inconsistent XML may give a
+    // Core a cpuset wider than its PUs (hwloc loads it), which named PUs that do not exist
+    // (found by tests/fuzz/topology_xml_fuzz.cpp).
     std::map<hwloc_obj_t, int> core_index;
     std::vector<hwloc_obj_t> core_objs;
+    std::vector<std::vector<unsigned>> core_pus;
+    bitmap all_pus;
     const int npus = hwloc_get_nbobjs_by_type(h_, HWLOC_OBJ_PU);
     for (int i = 0; i < npus; ++i) {
       hwloc_obj_t pu = hwloc_get_obj_by_type(h_, HWLOC_OBJ_PU, static_cast<unsigned>(i));
       if (pu == nullptr) continue;
+      const unsigned index = pu_index(pu);
+      if (hwloc_bitmap_isset(all_pus.get(), index)) fail("inconsistent topology: two PUs have the OS index " + std::to_string(index));
+      hwloc_bitmap_set(all_pus.get(), index);
       hwloc_obj_t owner = ancestor(pu, HWLOC_OBJ_CORE);
       if (owner == nullptr) owner = pu;
-      if (core_index.emplace(owner, static_cast<int>(core_objs.size())).second) core_objs.push_back(owner);
+      const auto [it, fresh] = core_index.emplace(owner, static_cast<int>(core_objs.size()));
+      if (fresh) {
+        core_objs.push_back(owner);
+        core_pus.emplace_back();
+      }
+      core_pus[at(it->second)].push_back(index);
     }
     if (core_objs.empty()) fail("hwloc reports no PU");
+    // Within the PUs that exist: hwloc's allowed and topology cpusets may both be infinite in an
+    // XML ("0xf...f"), and listing an infinite set never ends.
+    bitmap allowed;
+    hwloc_bitmap_and(allowed.get(), hwloc_topology_get_allowed_cpuset(h_), all_pus.get());
+    t.allowed_pus = members(allowed.get());
     bool shared_noted = false;
     std::map<std::pair<hwloc_obj_t, int>, int> llc_index;  // I-TOPO-3: (cache or package, node)
     for (std::size_t c = 0; c < core_objs.size(); ++c) {
       hwloc_obj_t obj = core_objs[c];
       core k;
       k.index = static_cast<int>(c);
-      k.pus = members(obj->cpuset);
+      k.pus = std::move(core_pus[c]);
+      std::sort(k.pus.begin(), k.pus.end());
+      bitmap cpuset;
+      for (const unsigned pu : k.pus) hwloc_bitmap_set(cpuset.get(), pu);
       hwloc_obj_t package = ancestor(obj, HWLOC_OBJ_PACKAGE);
       k.package = package != nullptr ? static_cast<int>(package->logical_index) : 0;
-      k.node = node_of(obj->cpuset, nodes, t, shared_noted);
-      k.allowed = hwloc_bitmap_intersects(obj->cpuset, allowed.get()) != 0;
+      k.node = node_of(cpuset.get(), nodes, t, shared_noted);
+      k.allowed = hwloc_bitmap_intersects(cpuset.get(), allowed.get()) != 0;
       const auto key = std::make_pair(llc_of(obj), k.node);
       const auto [it, fresh] = llc_index.emplace(key, static_cast<int>(t.llcs.size()));
       if (fresh) {

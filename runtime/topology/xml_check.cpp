@@ -20,8 +20,12 @@ bool all_space(std::string_view s) { return std::all_of(s.begin(), s.end(), is_s
 
 // hwloc's bitmap text: comma-separated 32-bit words in hex, most significant first, an empty
 // word meaning zero, optionally led by "0xf...f" for an infinitely set tail. hwloc writes each
-// word as 0x%08lx; this accepts 1 to 8 digits with an optional 0x.
+// word as 0x%08lx; this accepts 1 to 8 digits with an optional 0x. Not a leading comma: hwloc
+// 2.9 counts the words from the second character, then reads one word more than it counted and
+// aborts (assertion in hwloc_bitmap_sscanf, cpuset=",0x00000400"; found by
+// tests/fuzz/topology_xml_fuzz.cpp). hwloc never writes one.
 bool is_bitmap(std::string_view v) {
+  if (v.substr(0, 1) == ",") return false;
   constexpr std::string_view kInfinite = "0xf...f";
   if (v.substr(0, kInfinite.size()) == kInfinite) {
     v.remove_prefix(kInfinite.size());
@@ -39,6 +43,31 @@ bool is_bitmap(std::string_view v) {
     if (comma == std::string_view::npos) return true;
     v.remove_prefix(comma + 1);
   }
+}
+
+// hwloc 2.9 sizes a bitmap by a PU's or a NUMA node's os_index, a missing one counting as
+// 2^32 - 1: <object type="PU"> without os_index, or with os_index="4294967294", costs it 8 s and
+// 1 GB (found by tests/fuzz/topology_xml_fuzz.cpp). Real indexes are small: Linux numbers CPUs
+// below NR_CPUS (at most 8192) and nodes below MAX_NUMNODES (1024); the largest in
+// tests/data/topologies are PU 383 and NUMANode 73.
+constexpr std::size_t kMaxPuOrNodeOsIndex = std::size_t{1} << 20;
+
+// Whether hwloc reads `type` as PU or NUMANode: case-insensitively, its leading letters naming
+// the type or abbreviating it to two letters or more ("pu", "Nu", "numa", "Node").
+bool names_pu_or_numa_node(std::string_view type) {
+  std::string word;
+  for (const char c : type) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) break;
+    word += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  if (word.size() < 2) return false;
+  return word == "pu" || std::string_view("numanode").starts_with(word) || std::string_view("node").starts_with(word);
+}
+
+// A decimal os_index below kMaxPuOrNodeOsIndex (hwloc writes them with %u).
+bool is_small_index(std::string_view v) {
+  if (v.empty() || v.size() > 7 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  return std::stoul(std::string(v)) < kMaxPuOrNodeOsIndex;
 }
 
 using attribute = std::pair<std::string_view, std::string_view>;
@@ -113,7 +142,7 @@ class checker {
   xml_check_result markup() {
     const std::size_t start = pos_;
     if (at("<?")) {
-      return skip_past("?>") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated <? ... ?>");
+      return skip_past("?>") ? processing_instruction(start) : fail(xml_verdict::truncated, start, "unterminated <? ... ?>");
     }
     if (at("<!--")) {
       return skip_past("-->") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated comment");
@@ -125,6 +154,32 @@ class checker {
     if (at("<!")) return declaration(start);
     if (at("</")) return end_tag(start);
     return start_tag(start);
+  }
+
+  // `<?...?>` just skipped, from `start`. In the XML declaration (<?xml ...?>), the encoding must
+  // keep the markup in ASCII bytes, as this check reads it: libxml2, hwloc's importer, decodes the
+  // document in the declared encoding, so with "EBCDIC" hwloc would read another document than
+  // the one checked here (it refuses it with a bare EINVAL, and libxml2 leaks the converter it
+  // registered once hwloc unloads it: found by tests/fuzz/topology_xml_fuzz.cpp). hwloc writes UTF-8.
+  xml_check_result processing_instruction(std::size_t start) const {
+    const std::string_view pi = t_.substr(start, pos_ - start);
+    if (pi.substr(0, 5) != "<?xml" || is_name_char(pi[5])) return {};
+    std::size_t at_encoding = pi.find("encoding");
+    while (at_encoding != std::string_view::npos && !is_space(pi[at_encoding - 1])) at_encoding = pi.find("encoding", at_encoding + 1);
+    if (at_encoding == std::string_view::npos) return {};
+    std::size_t i = at_encoding + 8;
+    while (i < pi.size() && is_space(pi[i])) ++i;
+    if (i < pi.size() && pi[i] == '=') ++i;
+    while (i < pi.size() && is_space(pi[i])) ++i;
+    const char quote = i < pi.size() ? pi[i] : '\0';
+    const std::size_t close = quote == '"' || quote == '\'' ? pi.find(quote, i + 1) : std::string_view::npos;
+    if (close == std::string_view::npos) return fail(xml_verdict::malformed, start, "the XML declaration's encoding is not a quoted name");
+    const std::string_view name = pi.substr(i + 1, close - i - 1);
+    std::string lower;
+    for (const char c : name) lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    if (lower == "utf-8" || lower == "us-ascii" || lower == "ascii" || lower.starts_with("iso-8859-")) return {};
+    return fail(xml_verdict::malformed, start,
+                "the XML declaration names encoding '" + std::string(name) + "'; hwloc XML is UTF-8 (numart reads UTF-8, ASCII or ISO-8859-*)");
   }
 
   // <!DOCTYPE ...>, possibly with an internal subset in brackets; only before the root.
@@ -236,7 +291,8 @@ class checker {
   // tests in tests/unit/topology/xml_check_test.cpp). A bitmap it cannot parse does not crash
   // it but is read as garbage (cpuset="zz" silently drops a PU), so that is refused too.
   xml_check_result object(const std::vector<attribute>& attrs, std::size_t start) const {
-    if (find_attr(attrs, "type") == nullptr) return fail(xml_verdict::inconsistent, start, "<object> without a type attribute");
+    const std::string_view* type = find_attr(attrs, "type");
+    if (type == nullptr) return fail(xml_verdict::inconsistent, start, "<object> without a type attribute");
     for (const std::string_view set : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"}) {
       const std::string_view* value = find_attr(attrs, set);
       if (value != nullptr && !is_bitmap(*value)) {
@@ -248,6 +304,15 @@ class checker {
     }
     if (find_attr(attrs, "nodeset") != nullptr && find_attr(attrs, "complete_nodeset") == nullptr) {
       return fail(xml_verdict::inconsistent, start, "<object> has a nodeset but no complete_nodeset");
+    }
+    if (names_pu_or_numa_node(*type)) {
+      const std::string_view* index = find_attr(attrs, "os_index");
+      const std::string tag = "<object type=\"" + std::string(*type) + "\">";
+      if (index == nullptr) return fail(xml_verdict::inconsistent, start, tag + " without os_index");
+      if (!is_small_index(*index)) {
+        return fail(xml_verdict::inconsistent, start,
+                    tag + " os_index=\"" + std::string(*index) + "\" is not a decimal index below " + std::to_string(kMaxPuOrNodeOsIndex));
+      }
     }
     return {};
   }

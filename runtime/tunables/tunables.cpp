@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "core/printable.hpp"
 #include "rt/error.hpp"
 
 namespace rt::tun {
@@ -150,8 +151,9 @@ std::string valid_names() {
   return s;
 }
 
+// The item is quoted with its control characters escaped: the message stays one line.
 [[noreturn]] void fail(std::string_view item, std::string_view why) {
-  throw rt::config_error(cat({"RT_TUNE item '", item, "': ", why}));
+  throw rt::config_error(rt::core::printable(cat({"RT_TUNE item '", item, "': ", why})));
 }
 
 void apply_assignment(settings& out, std::string_view item, std::string_view name, std::string_view value) {

@@ -28,7 +28,7 @@ TEST(xml_check, accepts_well_formed_hwloc_documents) {
   EXPECT_EQ(check(doc(" version='1.0'", "<!-- a comment with <object> inside -->\n" + kMachine)).verdict, xml_verdict::ok);
   EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0xf...f\" complete_cpuset=\"0xf...f,0x00000001\"/>")).verdict,
             xml_verdict::ok);
-  EXPECT_EQ(check(doc("", "<object type=\"PU\" cpuset=\"0x00ff00ff,,0x0\" complete_cpuset=\"0xff,,\"/>")).verdict, xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"PU\" os_index=\"0\" cpuset=\"0x00ff00ff,,0x0\" complete_cpuset=\"0xff,,\"/>")).verdict, xml_verdict::ok);
 }
 
 TEST(xml_check, empty) {
