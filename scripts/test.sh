@@ -8,8 +8,9 @@
 #   fuzz      scripts/fuzz.sh: libFuzzer harnesses (clang-14, ASan + UBSan), NUMART_FUZZ_SECONDS
 #             (default 30) each over a copy of tests/fuzz/corpus; the replay of that corpus runs
 #             as unit tests in the other stages
-#   asan      g++ AddressSanitizer + UndefinedBehaviorSanitizer; ctest: unit, integration, stress
-#   tsan      g++ ThreadSanitizer; ctest: integration, stress
+#   asan      g++ AddressSanitizer + UndefinedBehaviorSanitizer; builds and runs the unit,
+#             integration and stress tiers (NUMART_TEST_TIERS in the preset)
+#   tsan      g++ ThreadSanitizer; builds and runs the integration and stress tiers
 #   consumer  cmake --install, then an outside project via find_package and via pkg-config
 set -euo pipefail
 cd "$(dirname "$0")/.."
