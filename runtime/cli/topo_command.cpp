@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/json_writer.hpp"
 #include "rt/error.hpp"
 #include "topology/topology.hpp"
+#include "trace/json.hpp"
 
 namespace rt::cli {
 namespace {
@@ -104,7 +104,8 @@ topo::source source_of(const options& o) {
 }
 
 std::string json_of(const topo::topology& t) {
-  json_writer w;
+  std::ostringstream doc;  // built whole, so that an error leaves no partial output
+  trace::json_out w(doc);
   w.begin_object();
   w.key("source").value(t.source_desc);
   w.key("is_host").value(t.is_host);
@@ -136,7 +137,8 @@ std::string json_of(const topo::topology& t) {
   w.key("max_distance").value(t.max_distance);
   w.key("topology_class").value(topo::to_string(t.klass));
   w.end_object();
-  return w.str() + "\n";
+  w.finish();
+  return doc.str();  // finish() ends the document with a newline
 }
 
 // "0-7,16-23" for an ascending list.
