@@ -21,10 +21,10 @@
 // locality summary counts a start as local when the worker's node equals it.
 #pragma once
 
-#include <time.h>
 
 #include <cstdint>
 
+#include "sync/clock.hpp"
 #include "trace/ring.hpp"
 
 namespace rt::trace {
@@ -72,12 +72,8 @@ const char* to_string(park_reason r) noexcept;
 const char* to_string(unpark_reason r) noexcept;
 const char* to_string(kind k) noexcept;
 
-// CLOCK_MONOTONIC in nanoseconds (a vDSO call, no system call: ~20 ns).
-inline std::uint64_t now_ns() noexcept {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
-}
+// Event timestamps: the mechanism's clock (sync/clock.hpp).
+using sync::now_ns;
 
 // Builders: an event of each kind at time `ts`.
 namespace ev {

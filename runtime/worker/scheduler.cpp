@@ -6,18 +6,18 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <iostream>
 #include <cstring>
+#include <iostream>
 #include <new>
 #include <string>
 #include <system_error>
 
 #include "core/assert.hpp"
-#include "worker/clock.hpp"
-#include "trace/stats_file.hpp"
-#include "worker/stack_guard.hpp"
 #include "rt/error.hpp"
 #include "rt/runtime.hpp"
+#include "sync/clock.hpp"
+#include "trace/stats_file.hpp"
+#include "worker/stack_guard.hpp"
 
 namespace rt::detail {
 
@@ -120,8 +120,7 @@ struct sched_view {
 static_assert(policy::wake_view<sched_view>);
 
 worker* scheduler::current_worker() noexcept { return tls_worker; }
-std::uint32_t scheduler::fork_generation() noexcept { return g_fork_generation.load(atomics::relaxed); }
-bool scheduler::orphaned() const noexcept { return fork_generation() != fork_generation_; }
+bool scheduler::orphaned() const noexcept { return g_fork_generation.load(atomics::relaxed) != fork_generation_; }
 
 void scheduler::throw_orphaned(const char* what) const {
   throw rt::runtime_stopped(std::string("numart: ") + what + " on runtime '" + name_ +
@@ -221,7 +220,7 @@ void scheduler::run_worker(worker& w) {
     }
     pthread_attr_destroy(&attr);
   }
-  w.pelt = policy::pelt_signal(pelt_params_, now_ns() / 1000);
+  w.pelt = policy::pelt_signal(pelt_params_, sync::now_ns() / 1000);
   std::string tname = name_.substr(0, 10) + "-" + std::to_string(w.id);
   pthread_setname_np(pthread_self(), tname.c_str());
   for (;;) {
@@ -246,7 +245,7 @@ task* scheduler::find_local(worker& w) {
   // a worker busy with its own tree cannot starve outside spawns (Go's schedule() does this).
   if (++w.pops_since_poll >= static_cast<std::uint32_t>(settings_.t.injection_poll_interval)) {
     w.pops_since_poll = 0;
-    account(w, now_ns(), true);  // a busy worker's load signal ages too (the kernel's tick)
+    account(w, sync::now_ns(), true);  // a busy worker's load signal ages too (the kernel's tick)
     refresh_llc_hint(w);
     if (task* t = injection_[static_cast<std::size_t>(w.node)]->pop()) {
       w.counters.add(ctr::counter::injected_taken);
@@ -361,7 +360,7 @@ void scheduler::park(worker& w) {
   w.searching = false;
   // The busy stretch ends here: age the load signal, sample util_est, and show the worker idle
   // to the wake path before registering, so a hand-off can find it (I-WAKE-5).
-  const std::uint64_t parked_at = now_ns();
+  const std::uint64_t parked_at = sync::now_ns();
   account(w, parked_at, true);
   w.est_at_park = w.pelt.util_avg();
   w.util_est.store(0, atomics::relaxed);
@@ -419,7 +418,7 @@ void scheduler::park(worker& w) {
     if (w.trace != nullptr) [[unlikely]]
       trace::unpark(*w.trace, trace::unpark_reason::woken, -1);
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
-    const std::uint64_t woke_at = now_ns();
+    const std::uint64_t woke_at = sync::now_ns();
     account(w, woke_at, false);
     w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), woke_at - parked_at, settings_),
                         atomics::relaxed);
@@ -574,14 +573,14 @@ void scheduler::place(worker* w, task* t) noexcept {
     home = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(worker_count()));
   }
   r.home = home;
-  const bool timed = w != nullptr && ++w->scans_since_timed >= static_cast<std::uint32_t>(settings_.t.scan_cost_sample_interval);
-  const std::uint64_t t0 = timed ? now_ns() : 0;
+  const bool timed = w != nullptr && ++w->spawns_since_timed >= static_cast<std::uint32_t>(settings_.t.scan_cost_sample_interval);
+  const std::uint64_t t0 = timed ? sync::now_ns() : 0;
   const policy::wake_decision d = policy::select_worker(layout_, sched_view{*this}, r, settings_);
   if (timed) {
-    w->scans_since_timed = 0;
+    w->spawns_since_timed = 0;
     if (d.scan_ran()) {
       auto& cost = llcs_[static_cast<std::size_t>(w->llc)].avg_scan_cost_ns;
-      cost.store(policy::update_scan_cost(cost.load(atomics::relaxed), now_ns() - t0, settings_), atomics::relaxed);
+      cost.store(policy::update_scan_cost(cost.load(atomics::relaxed), sync::now_ns() - t0, settings_), atomics::relaxed);
     }
   }
   if (d.affine_attempted()) count(ctr::counter::affine_attempts);
@@ -685,16 +684,22 @@ void scheduler::push_node(int node, task* t, worker* from) noexcept {
 void scheduler::execute(worker* w, task* t) noexcept {
   if (t->affinity != nullptr && t->affinity->home_worker.load(atomics::relaxed) != w->id)
     t->affinity->home_worker.store(w->id, atomics::relaxed);
-  ++w->depth;
-  if (w->trace != nullptr) [[unlikely]]
-    trace_start(*w, t);
+  run_body(*w, t);
+  complete(t, w);
+}
+
+// The one place a worker runs a task's closure, whoever took the task (the worker loop, a
+// helping joiner, or a joiner running its own task inline, I-TASK-3).
+void scheduler::run_body(worker& w, task* t) noexcept {
+  ++w.depth;
+  if (w.trace != nullptr) [[unlikely]]
+    trace_start(w, t);
   t->ops->run(payload_of(t));
   if (orphaned()) end_forked_child();
-  if (w->trace != nullptr) [[unlikely]]
-    trace::task_end(*w->trace, trace_id(t), trace_id(t->affinity));
-  --w->depth;
-  w->counters.add(ctr::counter::tasks_run);
-  complete(t, w);
+  if (w.trace != nullptr) [[unlikely]]
+    trace::task_end(*w.trace, trace_id(t), trace_id(t->affinity));
+  --w.depth;
+  w.counters.add(ctr::counter::tasks_run);
 }
 
 // The group's node for the locality summary: its preferred node, else its home's, else -1.
@@ -869,16 +874,8 @@ void scheduler::wait(task* t) {
       task* x = w->dq.pop();
       if (x == t) {
         // I-TASK-3: the joiner took its own task back: nobody else can see it any more.
-        ++w->depth;
-        if (w->trace != nullptr) [[unlikely]]
-          trace_start(*w, t);
-        t->ops->run(payload_of(t));
-        if (orphaned()) end_forked_child();
-        if (w->trace != nullptr) [[unlikely]]
-          trace::task_end(*w->trace, trace_id(t), trace_id(t->affinity));
-        --w->depth;
+        run_body(*w, t);
         t->state.store(kTaskDone | kTaskInline, atomics::relaxed);
-        w->counters.add(ctr::counter::tasks_run);
         w->counters.add(ctr::counter::tasks_inline);
         return;
       }

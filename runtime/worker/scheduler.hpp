@@ -118,7 +118,7 @@ struct alignas(sync::kCacheLine) worker {
   policy::pelt_signal pelt;
   std::uint32_t est_at_park = 0;    // util_avg when it last parked: the kernel's util_est.enqueued
   std::uint64_t parked_at_ns = 0;
-  std::uint32_t scans_since_timed = 0;
+  std::uint32_t spawns_since_timed = 0;
   alignas(sync::kCacheLine) std::uint32_t pops_since_poll = 0;
   std::int32_t depth = 0;            // tasks nested on this thread's stack right now (I-HELP-1)
   trace::ring* trace = nullptr;      // this worker's event ring, or null: tracing off
@@ -170,8 +170,6 @@ class scheduler {
   // threads. A scheduler started before the latest fork in this process's ancestry is
   // orphaned: spawn, join and wait throw rt::runtime_stopped, shutdown leaks instead of joining.
   bool orphaned() const noexcept;
-  // Bumped by the pthread_atfork child handler; read (relaxed) on every spawn and wait.
-  static std::uint32_t fork_generation() noexcept;
 
  private:
   void start_workers();
@@ -183,6 +181,7 @@ class scheduler {
   void park(worker& w);
   void stop_searching(worker& w) noexcept;
   void execute(worker* w, task* t) noexcept;
+  void run_body(worker& w, task* t) noexcept;
   void complete(task* t, worker* w) noexcept;
   void trace_start(worker& w, task* t) noexcept;
   void free_frame(task* t, worker* w) noexcept;
@@ -261,7 +260,8 @@ class scheduler {
   std::mutex shutdown_lock_;
   bool joined_ = false;
   std::string name_;
-  const std::uint32_t fork_generation_;  // fork_generation() when this scheduler started
+  // The process's fork generation (bumped by the pthread_atfork child handler) at start.
+  const std::uint32_t fork_generation_;
   const bool asym_fence_;                // ASYM_FENCE on and membarrier() available (I-PARK-7)
 };
 
