@@ -1,0 +1,427 @@
+// The NUMA balancer's policy (numa_score.hpp; docs/design/numa-scoring.md).
+#include "policy/numa_score.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "policy/domains.hpp"
+#include "policy/layout.hpp"
+
+namespace rt::policy {
+namespace {
+
+__extension__ using u128 = unsigned __int128;
+
+void require_nodes(std::size_t got, std::size_t want, const char* what) {
+  if (got != want) {
+    throw std::invalid_argument(std::string("numa policy: ") + what + " has " + std::to_string(got) +
+                                " nodes, expected " + std::to_string(want));
+  }
+}
+
+// One nearby term: faults * weight >> kNearbyScaleShift (I-NUMA-4). weight < 2^11 and faults
+// are decayed sample counts, far below 2^53: the product fits in 64 bits.
+std::uint64_t nearby_term(std::uint64_t faults, std::uint32_t weight) {
+  return (faults * weight) >> topo::kNearbyScaleShift;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+numa_faults::numa_faults(int nodes)
+    : mem(static_cast<std::size_t>(nodes), 0), cpu(static_cast<std::size_t>(nodes), 0) {}
+
+void numa_faults::add_sample(int mem_node, int cpu_node, std::uint64_t count) {
+  mem.at(static_cast<std::size_t>(mem_node)) += count;
+  cpu.at(static_cast<std::size_t>(cpu_node)) += count;
+  total_mem += count;
+  total_cpu += count;
+}
+
+void numa_faults::clear() {
+  std::fill(mem.begin(), mem.end(), 0);
+  std::fill(cpu.begin(), cpu.end(), 0);
+  total_mem = 0;
+  total_cpu = 0;
+}
+
+numa_locality_counts& numa_locality_counts::operator+=(const numa_locality_counts& o) {
+  local += o.local;
+  remote += o.remote;
+  shared += o.shared;
+  priv += o.priv;
+  return *this;
+}
+
+// I-NUMA-1: x - (x >> shift) + new, the kernel's `diff = buf - x / 2; x += diff` for shift 1.
+void numa_fold_period(numa_faults& stats, const numa_faults& period, const tun::settings& s) {
+  require_nodes(period.mem.size(), stats.mem.size(), "numa_fold_period: the period's faults");
+  require_nodes(period.cpu.size(), stats.cpu.size(), "numa_fold_period: the period's cpu faults");
+  const auto shift = static_cast<unsigned>(s.t.numa_fault_decay_shift);
+  stats.total_mem = 0;
+  stats.total_cpu = 0;
+  for (std::size_t n = 0; n < stats.mem.size(); ++n) {
+    stats.mem[n] = stats.mem[n] - (stats.mem[n] >> shift) + period.mem[n];
+    stats.cpu[n] = stats.cpu[n] - (stats.cpu[n] >> shift) + period.cpu[n];
+    stats.total_mem += stats.mem[n];
+    stats.total_cpu += stats.cpu[n];
+  }
+}
+
+void numa_add_faults(numa_faults& into, const numa_faults& from) {
+  require_nodes(from.mem.size(), into.mem.size(), "numa_add_faults: the added faults");
+  for (std::size_t n = 0; n < into.mem.size(); ++n) {
+    into.mem[n] += from.mem[n];
+    into.cpu[n] += from.cpu[n];
+  }
+  into.total_mem += from.total_mem;
+  into.total_cpu += from.total_cpu;
+}
+
+// ---------------------------------------------------------------------------------------------
+numa_scorer::numa_scorer(const topo::topology& t, std::span<const std::uint32_t> node_capacity)
+    : nodes_(t.node_count()), klass_(t.klass) {
+  const auto n_nodes = static_cast<std::size_t>(nodes_);
+  if (!node_capacity.empty()) require_nodes(node_capacity.size(), n_nodes, "numa_scorer: node_capacity");
+  dist_.resize(n_nodes * n_nodes);
+  capacity_.resize(n_nodes);
+  for (std::size_t a = 0; a < n_nodes; ++a) {
+    for (std::size_t b = 0; b < n_nodes; ++b) dist_[a * n_nodes + b] = t.distance[a][b];
+    capacity_[a] = node_capacity.empty()
+                       ? static_cast<std::uint32_t>(kCapacityScale * t.nodes[a].cores.size())
+                       : node_capacity[a];
+  }
+  // I-NUMA-3/4: the class decides the weight each list entry carries. Direct topologies have
+  // empty lists by construction (I-TOPO-7); uma has one node.
+  const bool weighted = klass_ == topo::topology_class::glueless_mesh;
+  const bool counted = klass_ == topo::topology_class::glueless_mesh || klass_ == topo::topology_class::backplane;
+  nearby_begin_.push_back(0);
+  std::vector<std::vector<std::pair<int, std::uint32_t>>> transposed(n_nodes);
+  for (std::size_t n = 0; n < n_nodes; ++n) {
+    if (counted) {
+      for (const topo::nearby_node& m : t.nearby[n]) {
+        const std::uint32_t w = weighted ? m.weight : topo::kNearbyScale;
+        nearby_node_.push_back(m.node);
+        nearby_weight_.push_back(w);
+        nearby_dist_.push_back(m.distance);
+        transposed[static_cast<std::size_t>(m.node)].emplace_back(static_cast<int>(n), w);
+      }
+    }
+    nearby_begin_.push_back(static_cast<std::uint32_t>(nearby_node_.size()));
+  }
+  near_of_begin_.push_back(0);
+  for (const auto& list : transposed) {
+    for (const auto& [n, w] : list) {
+      near_of_node_.push_back(n);
+      near_of_weight_.push_back(w);
+    }
+    near_of_begin_.push_back(static_cast<std::uint32_t>(near_of_node_.size()));
+  }
+  for (auto it = t.distance_levels.rbegin(); it != t.distance_levels.rend(); ++it) {
+    if (*it > topo::kLocalDistance) remote_levels_desc_.push_back(*it);
+  }
+}
+
+std::uint64_t numa_scorer::nearby_score(std::span<const std::uint64_t> faults, int n) const {
+  require_nodes(faults.size(), static_cast<std::size_t>(nodes_), "nearby_score: faults");
+  std::uint64_t score = 0;
+  for (std::uint32_t i = nearby_begin_[static_cast<std::size_t>(n)]; i < nearby_begin_[static_cast<std::size_t>(n) + 1];
+       ++i) {
+    score += nearby_term(faults[static_cast<std::size_t>(nearby_node_[i])], nearby_weight_[i]);
+  }
+  return score;
+}
+
+std::uint64_t numa_scorer::raw_score(std::span<const std::uint64_t> faults, int n) const {
+  return faults[static_cast<std::size_t>(n)] + nearby_score(faults, n);
+}
+
+std::uint64_t numa_scorer::weight(std::span<const std::uint64_t> faults, std::uint64_t total, int n) const {
+  if (total == 0) return 0;
+  return static_cast<std::uint64_t>(static_cast<u128>(raw_score(faults, n)) * kNumaScoreScale / total);
+}
+
+void numa_scorer::raw_scores(std::span<const std::uint64_t> faults, std::vector<std::uint64_t>& out) const {
+  require_nodes(faults.size(), static_cast<std::size_t>(nodes_), "raw_scores: faults");
+  out.assign(faults.begin(), faults.end());
+  for (std::size_t m = 0; m < faults.size(); ++m) {
+    const std::uint64_t f = faults[m];
+    if (f == 0) continue;
+    for (std::uint32_t i = near_of_begin_[m]; i < near_of_begin_[m + 1]; ++i) {
+      out[static_cast<std::size_t>(near_of_node_[i])] += nearby_term(f, near_of_weight_[i]);
+    }
+  }
+}
+
+// I-NUMA-5 tie-break: score, then the previous preferred node, then nearness to it, then index.
+bool numa_scorer::ahead(std::uint64_t sa, int a, std::uint64_t sb, int b, int previous) const {
+  if (sa != sb) return sa > sb;
+  if (previous >= 0 && previous < nodes_) {
+    if (a == previous || b == previous) return a == previous;
+    const int da = distance(previous, a);
+    const int db = distance(previous, b);
+    if (da != db) return da < db;
+  }
+  return a < b;
+}
+
+int numa_scorer::preferred_node(std::span<const std::uint64_t> faults, std::span<const std::uint64_t> scores,
+                                std::uint64_t total, int previous) const {
+  if (total == 0) return -1;
+  if (klass_ == topo::topology_class::backplane) {
+    const int nid = backplane_preferred(faults, previous);
+    if (nid >= 0) return nid;
+  }
+  int best = -1;
+  for (int n = 0; n < nodes_; ++n) {
+    if (!runs_work(n)) continue;
+    const auto sn = scores[static_cast<std::size_t>(n)];
+    if (best < 0 || ahead(sn, n, scores[static_cast<std::size_t>(best)], best, previous)) best = n;
+  }
+  return best;
+}
+
+int numa_scorer::preferred_node(std::span<const std::uint64_t> faults, std::uint64_t total, int previous) const {
+  std::vector<std::uint64_t> scores;
+  raw_scores(faults, scores);
+  return preferred_node(faults, scores, total, previous);
+}
+
+// The kernel's preferred_group_nid() for NUMA_BACKPLANE: from the largest distance down, split
+// the remaining nodes into groups of nodes closer than `dist` to the group's first node, keep
+// the group with the most faults (ties: the one holding `previous`, then the first), repeat
+// inside it. At the smallest remote level every group is one node: that node wins. Groups are
+// read off the nearby lists (nearest first), so a level costs O(nodes x neighbours).
+int numa_scorer::backplane_preferred(std::span<const std::uint64_t> faults, int previous) const {
+  const auto n_nodes = static_cast<std::size_t>(nodes_);
+  std::vector<std::uint8_t> in(n_nodes, 0);
+  for (int n = 0; n < nodes_; ++n) in[static_cast<std::size_t>(n)] = runs_work(n) ? 1 : 0;
+  std::vector<std::uint8_t> free_now(n_nodes, 0);
+  std::vector<int> group;
+  std::vector<int> best_group;
+  int nid = -1;
+  for (const int dist : remote_levels_desc_) {
+    free_now = in;
+    std::uint64_t best_faults = 0;
+    bool best_has_prev = false;
+    int best_a = -1;
+    for (int a = 0; a < nodes_; ++a) {
+      if (free_now[static_cast<std::size_t>(a)] == 0) continue;
+      group.assign(1, a);
+      free_now[static_cast<std::size_t>(a)] = 0;
+      std::uint64_t f = faults[static_cast<std::size_t>(a)];
+      for (std::uint32_t i = nearby_begin_[static_cast<std::size_t>(a)];
+           i < nearby_begin_[static_cast<std::size_t>(a) + 1] && nearby_dist_[i] < dist; ++i) {
+        const auto b = static_cast<std::size_t>(nearby_node_[i]);
+        if (free_now[b] == 0) continue;
+        free_now[b] = 0;
+        group.push_back(nearby_node_[i]);
+        f += faults[b];
+      }
+      const bool has_prev = std::find(group.begin(), group.end(), previous) != group.end();
+      if (f > best_faults || (f == best_faults && f > 0 && has_prev && !best_has_prev)) {
+        best_faults = f;
+        best_has_prev = has_prev;
+        best_a = a;
+        best_group = group;
+      }
+    }
+    if (best_faults == 0) break;
+    std::fill(in.begin(), in.end(), 0);
+    for (const int b : best_group) in[static_cast<std::size_t>(b)] = 1;
+    nid = best_a;
+  }
+  return nid;
+}
+
+// ---------------------------------------------------------------------------------------------
+core::cpumask numa_active_nodes(const numa_scorer& sc, std::span<const std::uint64_t> cpu, const tun::settings& s) {
+  require_nodes(cpu.size(), static_cast<std::size_t>(sc.node_count()), "numa_active_nodes: cpu faults");
+  core::cpumask active(static_cast<std::size_t>(sc.node_count()));
+  std::uint64_t max = 0;
+  for (int n = 0; n < sc.node_count(); ++n) {
+    if (sc.runs_work(n)) max = std::max(max, cpu[static_cast<std::size_t>(n)]);
+  }
+  if (max == 0) return active;
+  const auto fraction = static_cast<u128>(s.t.numa_active_node_fraction);
+  for (int n = 0; n < sc.node_count(); ++n) {
+    const std::uint64_t f = cpu[static_cast<std::size_t>(n)];
+    if (sc.runs_work(n) && (f == max || static_cast<u128>(f) * fraction > max)) active.set(static_cast<std::size_t>(n));
+  }
+  return active;
+}
+
+int numa_member_node(const numa_scorer& sc, std::span<const std::uint64_t> mem, std::uint64_t total,
+                     const core::cpumask& active, int current, int parent_preferred) {
+  if (total == 0) return current >= 0 ? current : parent_preferred;
+  require_nodes(mem.size(), static_cast<std::size_t>(sc.node_count()), "numa_member_node: faults");
+  int best = -1;
+  std::uint64_t best_score = 0;
+  auto rank = [&](int n) {  // ties: current node, then the parent's preferred node, then index
+    if (n == current) return 0;
+    if (n == parent_preferred) return 1;
+    return 2;
+  };
+  auto consider = [&](int n) {
+    const std::uint64_t sn = sc.raw_score(mem, n);
+    if (best < 0 || sn > best_score || (sn == best_score && rank(n) < rank(best))) {
+      best = n;
+      best_score = sn;
+    }
+  };
+  if (active.empty()) {
+    for (int n = 0; n < sc.node_count(); ++n) {
+      if (sc.runs_work(n)) consider(n);
+    }
+  } else {
+    active.for_each([&](std::size_t n) { consider(static_cast<int>(n)); });
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+std::uint64_t numa_move_adds(const numa_capacity_input& in) {
+  const std::uint64_t spread = std::max<std::uint64_t>(in.active, 1);
+  const std::uint64_t want = in.load / spread + (in.load % spread != 0 ? 1 : 0);
+  return want > in.here ? want - in.here : 0;
+}
+
+bool numa_move_fits(std::uint64_t node_load, std::uint32_t capacity, std::uint64_t adds, const tun::settings& s) {
+  if (capacity == 0) return false;
+  const u128 after = static_cast<u128>(node_load) + adds;
+  return after * kPercentScale <= static_cast<u128>(imbalance_pct(domain_level::numa, s)) * capacity;
+}
+
+// ---------------------------------------------------------------------------------------------
+std::int64_t numa_next_scan_period(std::int64_t current_ms, const numa_locality_counts& c, const tun::settings& s) {
+  const std::int64_t lo = s.t.numa_scan_period_min_ms;
+  const std::int64_t hi = std::max(s.t.numa_scan_period_max_ms, lo);
+  const std::int64_t cur = std::clamp(current_ms, lo, hi);
+  if (c.local + c.remote == 0) return std::min(hi, 2 * cur);
+  const std::int64_t slots = s.t.numa_period_slots;
+  const std::int64_t threshold = s.t.numa_period_threshold;
+  const std::int64_t slot = (cur + slots - 1) / slots;
+  const auto lr = static_cast<std::int64_t>(static_cast<u128>(c.local) * static_cast<u128>(slots) /
+                                            (static_cast<u128>(c.local) + c.remote));
+  std::int64_t diff = 0;
+  if (lr >= threshold) {
+    diff = std::max<std::int64_t>(1, lr - threshold) * slot;
+  } else if (c.shared + c.priv > 0 &&
+             static_cast<std::int64_t>(static_cast<u128>(c.shared) * static_cast<u128>(slots) /
+                                       (static_cast<u128>(c.shared) + c.priv)) >= threshold) {
+    const auto sp = static_cast<std::int64_t>(static_cast<u128>(c.shared) * static_cast<u128>(slots) /
+                                              (static_cast<u128>(c.shared) + c.priv));
+    diff = std::max<std::int64_t>(1, sp - threshold) * slot;
+  } else {
+    diff = -(threshold - lr) * slot;
+  }
+  return std::clamp(cur + diff, lo, hi);
+}
+
+// ---------------------------------------------------------------------------------------------
+const char* to_string(numa_placement p) {
+  switch (p) {
+    case numa_placement::no_samples: return "no_samples";
+    case numa_placement::stay: return "stay";
+    case numa_placement::move: return "move";
+    case numa_placement::next_best: return "next_best";
+    case numa_placement::kept: return "kept";
+    case numa_placement::over_capacity: return "over_capacity";
+  }
+  return "?";
+}
+
+numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, const tun::settings& s) {
+  const auto n_nodes = static_cast<std::size_t>(sc.node_count());
+  require_nodes(in.node_load.size(), n_nodes, "balance_pass: node_load");
+  numa_pass_result res;
+  res.groups.reserve(in.groups.size());
+  res.node_load.assign(in.node_load.begin(), in.node_load.end());
+  numa_faults sum(sc.node_count());
+  std::vector<std::uint64_t> scores;
+  std::vector<int> order;
+  numa_locality_counts counts;
+
+  for (const numa_group_input& g : in.groups) {
+    // I-NUMA-2: the group's faults are its own plus its members'.
+    sum.clear();
+    if (g.faults != nullptr) numa_add_faults(sum, *g.faults);
+    for (const numa_member_input& m : g.members) {
+      if (m.faults != nullptr) numa_add_faults(sum, *m.faults);
+    }
+    counts += g.period;
+
+    numa_group_decision d;
+    d.active = numa_active_nodes(sc, sum.cpu, s);
+    d.members_begin = res.member_nodes.size();
+    if (sum.total_mem != 0) {
+      sc.raw_scores(sum.mem, scores);
+      d.best = sc.preferred_node(sum.mem, scores, sum.total_mem, g.preferred);
+      // I-NUMA-8: the capacity check, best node first, then by score; the current home ends it.
+      const std::uint64_t spread = std::max<std::uint64_t>(d.active.count(), 1);
+      auto adds_at = [&](int n) {
+        const std::uint64_t here =
+            sum.total_cpu == 0 ? 0
+                               : static_cast<std::uint64_t>(static_cast<u128>(g.load) * sum.cpu[static_cast<std::size_t>(n)] /
+                                                            sum.total_cpu);
+        return numa_move_adds({g.load, spread, here});
+      };
+      auto try_node = [&](int n) {
+        const std::uint64_t adds = adds_at(n);
+        if (!numa_move_fits(res.node_load[static_cast<std::size_t>(n)], sc.capacity(n), adds, s)) return false;
+        res.node_load[static_cast<std::size_t>(n)] += adds;
+        return true;
+      };
+      if (d.best == g.node) {
+        d.preferred = d.best;
+        d.placement = numa_placement::stay;
+      } else if (try_node(d.best)) {
+        d.preferred = d.best;
+        d.placement = numa_placement::move;
+      } else {
+        order.clear();
+        for (int n = 0; n < sc.node_count(); ++n) {
+          if (n != d.best && sc.runs_work(n)) order.push_back(n);
+        }
+        std::sort(order.begin(), order.end(), [&](int a, int b) {
+          return sc.ahead(scores[static_cast<std::size_t>(a)], a, scores[static_cast<std::size_t>(b)], b, g.preferred);
+        });
+        for (const int n : order) {
+          if (n == g.node) {
+            d.preferred = n;
+            d.placement = numa_placement::kept;
+            break;
+          }
+          if (try_node(n)) {
+            d.preferred = n;
+            d.placement = numa_placement::next_best;
+            break;
+          }
+        }
+        if (d.preferred < 0) {
+          if (g.node >= 0) {
+            d.preferred = g.node;
+            d.placement = numa_placement::kept;
+          } else {
+            d.preferred = d.best;
+            d.placement = numa_placement::over_capacity;
+            res.node_load[static_cast<std::size_t>(d.best)] += adds_at(d.best);
+          }
+        }
+      }
+    }
+    // I-NUMA-7: members choose among the parent's active nodes.
+    for (const numa_member_input& m : g.members) {
+      const std::span<const std::uint64_t> mem =
+          m.faults != nullptr ? std::span<const std::uint64_t>(m.faults->mem) : std::span<const std::uint64_t>();
+      const std::uint64_t total = m.faults != nullptr ? m.faults->total_mem : 0;
+      res.member_nodes.push_back(numa_member_node(sc, mem, total, d.active, m.node, d.preferred));
+    }
+    res.groups.push_back(std::move(d));
+  }
+  res.scan_period_ms = numa_next_scan_period(in.scan_period_ms, counts, s);
+  return res;
+}
+
+}  // namespace rt::policy

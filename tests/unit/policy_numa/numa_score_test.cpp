@@ -1,0 +1,429 @@
+// Tables of the NUMA balancer's policy (runtime/policy/numa_score.hpp,
+// docs/design/numa-scoring.md). Expected values are worked by hand from the formulas and the
+// nearby weights of each topology (weight = ((max - d) << 10) / (max - 10)); rows show the sums.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "policy/numa_score.hpp"
+#include "topologies.hpp"
+
+namespace rt::policy {
+namespace {
+
+using test::machine;
+using u64v = std::vector<std::uint64_t>;
+
+struct score_row {
+  const char* name;
+  u64v faults;
+  std::vector<std::pair<int, std::uint64_t>> raw;     // node, raw score
+  std::vector<std::pair<int, std::uint64_t>> weight;  // node, weight in 1/1024
+  int previous;
+  int preferred;
+};
+
+std::uint64_t total_of(const u64v& f) {
+  std::uint64_t t = 0;
+  for (const auto x : f) t += x;
+  return t;
+}
+
+void check_rows(const char* topology, const std::vector<score_row>& rows) {
+  const numa_scorer sc(machine(topology));
+  for (const score_row& r : rows) {
+    SCOPED_TRACE(std::string(topology) + ": " + r.name);
+    const std::uint64_t total = total_of(r.faults);
+    u64v scattered;
+    sc.raw_scores(r.faults, scattered);
+    for (const auto& [n, v] : r.raw) {
+      EXPECT_EQ(sc.raw_score(r.faults, n), v) << "raw score of node " << n;
+      EXPECT_EQ(scattered[static_cast<std::size_t>(n)], v) << "scattered raw score of node " << n;
+    }
+    for (const auto& [n, v] : r.weight) EXPECT_EQ(sc.weight(r.faults, total, n), v) << "weight of node " << n;
+    EXPECT_EQ(sc.preferred_node(r.faults, total, r.previous), r.preferred);
+  }
+}
+
+// 64amd64-4p2n4ca2co (logical order): distances 10/16/22, every nearby weight (22-16)*1024/12
+// = 512, so a neighbour adds half its faults. nearby: 0:{1,2,4,6} 1:{0,3,5,6} 2:{0,3,4,6}
+// 3:{1,2,4,7} 4:{0,2,3,5,6,7} 5:{1,4,6,7} 6:{0,1,2,4,5,7} 7:{3,4,5,6}.
+TEST(NumaScore, OpteronEightNodes) {
+  check_rows("64amd64-4p2n4ca2co",
+             {
+                 // f0 1024, f2 512, f3 256; total 1792.
+                 // n0 = 1024 + (0 + 512 + 0 + 0)/2 = 1280 -> 1280*1024/1792 = 731
+                 // n2 = 512 + (1024 + 256 + 0 + 0)/2 = 1152 -> 658
+                 // n4 = 0 + (1024 + 512 + 256)/2 = 896 -> 512;  n5 = 0;  n7 = 256/2 = 128 -> 73
+                 {"node 0 heaviest",
+                  {1024, 0, 512, 256, 0, 0, 0, 0},
+                  {{0, 1280}, {2, 1152}, {4, 896}, {5, 0}, {7, 128}},
+                  {{0, 731}, {2, 658}, {4, 512}, {5, 0}, {7, 73}},
+                  -1,
+                  0},
+                 // f0 400, f2 400, f4 300, f5 700: the nearby bonus moves the choice off the node
+                 // with most faults. n5 = 700 + (0 + 300 + 0 + 0)/2 = 850;
+                 // n4 = 300 + (400 + 400 + 0 + 700 + 0 + 0)/2 = 1050; n0 = 400 + (400 + 300)/2 = 750.
+                 {"nearby bonus wins",
+                  {400, 0, 400, 0, 300, 700, 0, 0},
+                  {{0, 750}, {2, 750}, {4, 1050}, {5, 850}},
+                  {{4, 1050 * 1024 / 1800}, {5, 850 * 1024 / 1800}},
+                  -1,
+                  4},
+                 // f1 = f2 = 100: n1 = 100 + 0 = 100, n2 = 100 + 0 = 100, n0 = (100+100)/2 = 100,
+                 // n6 = (100 + 100)/2 = 100: a four-way tie. Without a previous node: index 0.
+                 {"tie, no previous", {0, 100, 100, 0, 0, 0, 0, 0}, {{0, 100}, {1, 100}, {2, 100}, {6, 100}}, {}, -1, 0},
+                 // The pull (002 patch 3-4): the previous preferred node wins the tie...
+                 {"tie, previous 6", {0, 100, 100, 0, 0, 0, 0, 0}, {}, {}, 6, 6},
+                 // ... and a previous node outside the tie pulls toward the tied node nearest to
+                 // it: previous 5: d(5,1)=16, d(5,6)=16, d(5,0)=22, d(5,2)=22 -> 1 (lower of 1, 6).
+                 {"tie, previous 5 pulls to a neighbour", {0, 100, 100, 0, 0, 0, 0, 0}, {}, {}, 5, 1},
+                 // n3 = (100 + 100)/2 = 100 is in the tie too: previous 3 keeps 3.
+                 {"tie, previous 3", {0, 100, 100, 0, 0, 0, 0, 0}, {{3, 100}}, {}, 3, 3},
+                 // previous 7 (n7 = 0): d(7,3)=16, d(7,6)=16, d(7,0..2)=22 -> 3 (lower of 3, 6).
+                 {"tie, previous 7", {0, 100, 100, 0, 0, 0, 0, 0}, {{7, 0}}, {}, 7, 3},
+                 {"no samples", {0, 0, 0, 0, 0, 0, 0, 0}, {{0, 0}}, {{0, 0}}, 2, -1},
+             });
+}
+
+// 192em64t-24n8c2t (SGI UV): distances 10/50/65/79, weights (79-50)*1024/69 = 430 and
+// (79-65)*1024/69 = 207. Node 0: 1 at 50; 2..9, 12, 13, 16, 17 at 65. Nodes 2, 3: each other
+// at 50, nodes 0 and 1 at 65.
+TEST(NumaScore, SgiTwentyFourNodes) {
+  check_rows("192em64t-24n8c2t",
+             {
+                 // f0 1000, f2 = f3 = 600. n0 = 1000 + 2 * (600*207 >> 10 = 121) = 1242;
+                 // n1 = (1000*430 >> 10 = 419) + 121 + 121 = 661;
+                 // n2 = 600 + (600*430 >> 10 = 251) + (1000*207 >> 10 = 202) = 1053 = n3.
+                 {"node 0 heaviest",
+                  u64v{1000, 0, 600, 600, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                  {{0, 1242}, {1, 661}, {2, 1053}, {3, 1053}, {23, 0}},
+                  {{0, 1242 * 1024 / 2200}, {2, 1053 * 1024 / 2200}},
+                  -1,
+                  0},
+                 // f0 700: n0 = 700 + 242 = 942; n2 = n3 = 600 + 251 + (700*207 >> 10 = 141) = 992.
+                 {"the pair at 50 wins",
+                  u64v{700, 0, 600, 600, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                  {{0, 942}, {2, 992}, {3, 992}},
+                  {},
+                  -1,
+                  2},
+                 {"the pair at 50 wins, previous 3",
+                  u64v{700, 0, 600, 600, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                  {},
+                  {},
+                  3,
+                  3},
+             });
+}
+
+// 256ia64-64n2s2c: distances 10/22/26/30/34, weights (34-22)*1024/24 = 512, 8*1024/24 = 341,
+// 4*1024/24 = 170. Node 0: 1-3 at 22, 4-11 at 26, 12-19 at 30.
+TEST(NumaScore, ItaniumSixtyFourNodes) {
+  u64v f(64, 0);
+  f[0] = 1200;
+  f[4] = 900;
+  f[12] = 600;
+  f[1] = 1000;
+  // n0 = 1200 + (1000*512 >> 10 = 500) + (900*341 >> 10 = 299) + (600*170 >> 10 = 99) = 2098
+  // n1 = 1000 + (1200*512 >> 10 = 600) + 299 + 99 = 1998 (node 1's tiers equal node 0's)
+  // total 3700: weights 2098*1024/3700 = 580, 1998*1024/3700 = 552.
+  check_rows("256ia64-64n2s2c", {{"four tiers", f, {{0, 2098}, {1, 1998}}, {{0, 580}, {1, 552}}, -1, 0}});
+}
+
+// A plain 2-socket (direct): no nearby score at all, the weight is the fault share.
+TEST(NumaScore, TwoNodesDirect) {
+  check_rows("32em64t-2n8c2t-pci-noio",
+             {
+                 // 300*1024/1000 = 307, 700*1024/1000 = 716
+                 {"shares", {300, 700}, {{0, 300}, {1, 700}}, {{0, 307}, {1, 716}}, -1, 1},
+                 {"tie, no previous", {500, 500}, {{0, 500}, {1, 500}}, {{0, 512}, {1, 512}}, -1, 0},
+                 {"tie, previous 1", {500, 500}, {}, {}, 1, 1},
+             });
+}
+
+// One node (uma): everything is local.
+TEST(NumaScore, Uma) {
+  check_rows("Intel-Penryn-4xXeon-X7460", {{"one node", {42}, {{0, 42}}, {{0, 1024}}, -1, 0},
+                                           {"no samples", {0}, {{0, 0}}, {{0, 0}}, -1, -1}});
+}
+
+// 256ppc-8n8s4t (backplane): islands of two at 20, all else 40. Nearby faults count in full
+// (upstream's lim_dist); the preferred node descends into the island with most faults.
+TEST(NumaScore, BackplaneIslands) {
+  const auto& t = machine("256ppc-8n8s4t");
+  ASSERT_EQ(t.klass, topo::topology_class::backplane);
+  ASSERT_EQ(t.nearby[0].size(), 1u);
+  const int mate = t.nearby[0][0].node;  // node 0's island partner
+  u64v f(8, 0);
+  f[0] = 100;
+  f[static_cast<std::size_t>(mate)] = 100;
+  int other = 0;  // a node of another island
+  while (other == 0 || other == mate) ++other;
+  f[static_cast<std::size_t>(other)] = 150;
+  const numa_scorer sc(t);
+  // raw(0) = 100 + 100 = 200; raw(other) = 150 + 0 = 150 (its partner has none).
+  EXPECT_EQ(sc.raw_score(f, 0), 200u);
+  EXPECT_EQ(sc.raw_score(f, other), 150u);
+  // Level 40: island {0, mate} sums 200 > 150; level 20: singletons 100 = 100, first wins.
+  EXPECT_EQ(sc.preferred_node(f, 350, -1), std::min(0, mate));
+  EXPECT_EQ(sc.preferred_node(f, 350, std::max(0, mate)), std::max(0, mate));
+  // The node with most faults alone would have won on a mesh: the island is what counts.
+  EXPECT_NE(sc.preferred_node(f, 350, -1), other);
+}
+
+// raw_scores() scatters over the transposed lists; raw_score() gathers: same integers on every
+// topology of the suite with random faults (the rounding is per term in both).
+TEST(NumaScore, ScatterEqualsGather) {
+  for (const char* name : {"64amd64-4p2n4ca2co", "192em64t-24n8c2t", "256ia64-64n2s2c", "256ppc-8n8s4t",
+                           "128arm-2pa2n8cluster4co", "128ia64-17n4s2c", "32em64t-2n8c2t-pci-noio"}) {
+    const numa_scorer sc(machine(name));
+    core::rng r(7);
+    for (int round = 0; round < 20; ++round) {
+      u64v f(static_cast<std::size_t>(sc.node_count()));
+      for (auto& x : f) x = r.next_below(4) == 0 ? r.next_below(100000) : 0;
+      u64v s;
+      sc.raw_scores(f, s);
+      for (int n = 0; n < sc.node_count(); ++n) ASSERT_EQ(s[static_cast<std::size_t>(n)], sc.raw_score(f, n)) << name;
+    }
+  }
+}
+
+TEST(NumaScore, BadSizesAreRefused) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  u64v short_faults(3, 1);
+  u64v out;
+  try {
+    sc.raw_scores(short_faults, out);
+    FAIL() << "a 3-node fault vector was accepted on 8 nodes";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has 3 nodes, expected 8"), std::string::npos) << e.what();
+  }
+  std::vector<std::uint32_t> caps(5, 1024);
+  EXPECT_THROW(numa_scorer(machine("64amd64-4p2n4ca2co"), caps), std::invalid_argument);
+  numa_faults a(8);
+  numa_faults b(2);
+  EXPECT_THROW(numa_add_faults(a, b), std::invalid_argument);
+  EXPECT_THROW(numa_fold_period(a, b, tun::settings{}), std::invalid_argument);
+}
+
+// I-NUMA-1: x - (x >> shift) + new.
+TEST(NumaFaults, FoldDecays) {
+  tun::settings s;
+  numa_faults st(2);
+  numa_faults p(2);
+  p.add_sample(0, 1, 100);
+  p.add_sample(1, 1, 7);
+  numa_fold_period(st, p, s);  // 0 - 0 + 100, 0 - 0 + 7; cpu: 0, 107
+  EXPECT_EQ(st.mem, (u64v{100, 7}));
+  EXPECT_EQ(st.cpu, (u64v{0, 107}));
+  numa_fold_period(st, numa_faults(2), s);  // shift 1: 100 - 50 = 50, 7 - 3 = 4; 107 - 53 = 54
+  EXPECT_EQ(st.mem, (u64v{50, 4}));
+  EXPECT_EQ(st.cpu, (u64v{0, 54}));
+  EXPECT_EQ(st.total_mem, 54u);
+  EXPECT_EQ(st.total_cpu, 54u);
+  s.t.numa_fault_decay_shift = 2;  // 50 - 12 + 100 = 138, 4 - 1 + 7 = 10
+  numa_fold_period(st, p, s);
+  EXPECT_EQ(st.mem, (u64v{138, 10}));
+  s.t.numa_fault_decay_shift = 0;  // nothing survives: the period alone
+  numa_fold_period(st, p, s);
+  EXPECT_EQ(st.mem, (u64v{100, 7}));
+}
+
+// I-NUMA-6: cpu[n] * fraction > max, or cpu[n] == max.
+TEST(NumaActive, Table) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  tun::settings s;  // fraction 3
+  struct row {
+    const char* name;
+    u64v cpu;
+    std::int64_t fraction;
+    std::vector<int> active;
+  };
+  const std::vector<row> rows = {
+      // max 900: 301*3 = 903 > 900 in; 300*3 = 900 not > 900 out.
+      {"a third of the busiest", {900, 301, 300, 0, 0, 0, 0, 0}, 3, {0, 1}},
+      {"no samples", {0, 0, 0, 0, 0, 0, 0, 0}, 3, {}},
+      // fraction 1: only nodes equal to the busiest (f * 1 > max never holds).
+      {"fraction 1 keeps the busiest", {5, 5, 4, 0, 0, 0, 0, 0}, 1, {0, 1}},
+      // fraction 64: 15*64 = 960 > 900 in; 14*64 = 896 out.
+      {"fraction 64", {900, 15, 14, 0, 0, 0, 0, 1}, 64, {0, 1}},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.name);
+    s.t.numa_active_node_fraction = r.fraction;
+    const core::cpumask m = numa_active_nodes(sc, r.cpu, s);
+    std::vector<int> got;
+    m.for_each([&](std::size_t n) { got.push_back(static_cast<int>(n)); });
+    EXPECT_EQ(got, r.active);
+  }
+  // A node without workers is never active, even with the most samples; the max is taken over
+  // the nodes that run work: node 0 out, max 500 over the rest.
+  std::vector<std::uint32_t> caps{0, 1024, 1024, 1024, 1024, 1024, 1024, 1024};
+  const numa_scorer partial(machine("64amd64-4p2n4ca2co"), caps);
+  s.t.numa_active_node_fraction = 3;
+  const core::cpumask m = numa_active_nodes(partial, u64v{900, 500, 100, 0, 0, 0, 0, 0}, s);
+  EXPECT_FALSE(m.test(0));
+  EXPECT_TRUE(m.test(1));
+  EXPECT_FALSE(m.test(2));  // 100 * 3 = 300 <= 500
+}
+
+// I-NUMA-7 on the Opteron (nearby neighbours add half).
+TEST(NumaMember, Table) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  core::cpumask active(8);
+  for (const int n : {0, 2, 4}) active.set(static_cast<std::size_t>(n));
+  core::cpumask none(8);
+  struct row {
+    const char* name;
+    u64v mem;
+    const core::cpumask* active;
+    int current;
+    int parent;
+    int node;
+  };
+  const std::vector<row> rows = {
+      // f1 800, f2 300. Active only: n0 = (800 + 300)/2 = 550, n2 = 300, n4 = 300/2 = 150.
+      // Node 1 (800) is not active.
+      {"best active node", {0, 800, 300, 0, 0, 0, 0, 0}, &active, -1, 2, 0},
+      // f0 = f2 = 100: n0 = 100 + 50 = 150 = n2, n4 = 100. Ties: current, parent, index.
+      {"tie to current", {100, 0, 100, 0, 0, 0, 0, 0}, &active, 2, 0, 2},
+      {"tie to parent", {100, 0, 100, 0, 0, 0, 0, 0}, &active, 5, 2, 2},
+      {"tie to index", {100, 0, 100, 0, 0, 0, 0, 0}, &active, 5, 4, 0},
+      {"no samples keeps its node", {0, 0, 0, 0, 0, 0, 0, 0}, &active, 5, 2, 5},
+      {"no samples, no node: parent's", {0, 0, 0, 0, 0, 0, 0, 0}, &active, -1, 2, 2},
+      // No active nodes: every node competes. f5 10: n5 = 10, its neighbours 5.
+      {"no active set", {0, 0, 0, 0, 0, 10, 0, 0}, &none, -1, -1, 5},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(numa_member_node(sc, r.mem, total_of(r.mem), *r.active, r.current, r.parent), r.node);
+  }
+}
+
+// I-NUMA-8, the arithmetic.
+TEST(NumaCapacity, Arithmetic) {
+  tun::settings s;  // imbalance_pct_numa 125
+  EXPECT_EQ(numa_move_adds({8192, 4, 0}), 2048u);
+  EXPECT_EQ(numa_move_adds({8192, 4, 1024}), 1024u);
+  EXPECT_EQ(numa_move_adds({8192, 4, 4096}), 0u);
+  EXPECT_EQ(numa_move_adds({1000, 3, 0}), 334u);  // ceil(1000 / 3)
+  EXPECT_EQ(numa_move_adds({1000, 0, 0}), 1000u);
+  // 100 * (8192 + 2048) = 1024000 <= 125 * 8192 = 1024000: fits exactly; one more does not.
+  EXPECT_TRUE(numa_move_fits(8192, 8192, 2048, s));
+  EXPECT_FALSE(numa_move_fits(8192, 8192, 2049, s));
+  EXPECT_FALSE(numa_move_fits(0, 0, 0, s));  // a node without workers
+  s.t.imbalance_pct_numa = 100;
+  EXPECT_TRUE(numa_move_fits(4096, 8192, 4096, s));
+  EXPECT_FALSE(numa_move_fits(4096, 8192, 4097, s));
+}
+
+// I-NUMA-8 and I-NUMA-10 through balance_pass on the 2-socket (8 cores a node: capacity 8192,
+// 125% -> a node takes up to 10240). Groups are decided in order.
+TEST(NumaCapacity, PassTable) {
+  const numa_scorer sc(machine("32em64t-2n8c2t-pci-noio"));
+  ASSERT_EQ(sc.capacity(0), 8192u);
+  tun::settings s;
+  auto faults = [](u64v mem, u64v cpu) {
+    numa_faults f(2);
+    f.mem = mem;
+    f.cpu = cpu;
+    f.total_mem = total_of(mem);
+    f.total_cpu = total_of(cpu);
+    return f;
+  };
+  const numa_faults on1 = faults({1000, 0}, {0, 1000});    // memory on 0, runs on 1
+  const numa_faults on0 = faults({1000, 0}, {1000, 0});    // memory on 0, runs on 0
+  const numa_faults nocpu = faults({1000, 0}, {0, 0});     // no cpu samples: active set empty
+  std::vector<numa_group_input> g(6);
+  // A: best 0, adds 2048 (nothing of it on 0): 100*(7168+2048) = 921600 <= 1024000 -> move.
+  g[0] = {&on1, {}, 1, -1, 2048, {10, 0, 0, 0}};
+  // B: same; node 0 now 9216: 100*(9216+2048) = 1126400 > 1024000; next is its own node 1 -> kept.
+  g[1] = {&on1, {}, 1, -1, 2048, {0, 10, 0, 0}};
+  // C: same, no home: node 0 refused; node 1 holds all of it (here 2048): adds 0 -> next_best 1.
+  g[2] = {&on1, {}, -1, -1, 2048, {}};
+  // D: runs where its memory is: here(0) = 10240 = want, adds 0: 9216 fits -> move to 0.
+  g[3] = {&on0, {}, -1, -1, 10240, {}};
+  // E: no cpu samples: want 10000 on 0 (9216 + 10000) refused, on 1 (2048 + 10000) refused, no
+  // home -> over_capacity on its best node 0, which takes its load: 9216 + 10000 = 19216.
+  g[4] = {&nocpu, {}, -1, -1, 10000, {}};
+  // F: no samples at all.
+  g[5] = {nullptr, {}, 1, 0, 1024, {}};
+  const u64v load{7168, 2048};
+  const numa_pass_result r = balance_pass(sc, {g, load, 100}, s);
+  ASSERT_EQ(r.groups.size(), 6u);
+  const std::vector<std::pair<int, numa_placement>> want = {
+      {0, numa_placement::move},      {1, numa_placement::kept},          {1, numa_placement::next_best},
+      {0, numa_placement::move},      {0, numa_placement::over_capacity}, {-1, numa_placement::no_samples}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("group " + std::to_string(i));
+    EXPECT_EQ(r.groups[i].preferred, want[i].first);
+    EXPECT_EQ(r.groups[i].placement, want[i].second) << to_string(r.groups[i].placement);
+  }
+  EXPECT_EQ(r.groups[4].best, 0);
+  EXPECT_EQ(r.node_load, (u64v{19216, 2048}));
+  // Counts summed over groups: local 10, remote 10 -> lr 5 < 7: 100 - 2 * 10 = 80.
+  EXPECT_EQ(r.scan_period_ms, 80);
+}
+
+// Members add into the parent (I-NUMA-2) and choose within its active set (I-NUMA-7).
+TEST(NumaPass, MembersAddUp) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  tun::settings s;
+  numa_faults m1(8);
+  numa_faults m2(8);
+  numa_faults m3(8);
+  m1.add_sample(0, 0, 600);  // member 1: memory and cpu on 0
+  m2.add_sample(2, 2, 500);  // member 2: on 2
+  m3.add_sample(1, 1, 100);  // member 3: on 1, a small one (100*3 = 300 <= 600: not active)
+  const std::vector<numa_member_input> members{{&m1, 0}, {&m2, 2}, {&m3, 1}, {nullptr, 7}};
+  std::vector<numa_group_input> g{{nullptr, members, 0, 0, 0, {}}};
+  const u64v load(8, 0);
+  const numa_pass_result r = balance_pass(sc, {g, load, 100}, s);
+  // Group mem {600, 100, 500, 0...}: n0 = 600 + (100 + 500)/2 = 900; n2 = 500 + 600/2 = 800.
+  EXPECT_EQ(r.groups[0].best, 0);
+  EXPECT_EQ(r.groups[0].placement, numa_placement::stay);
+  EXPECT_TRUE(r.groups[0].active.test(0));
+  EXPECT_TRUE(r.groups[0].active.test(2));
+  EXPECT_FALSE(r.groups[0].active.test(1));
+  ASSERT_EQ(r.member_nodes.size(), 4u);
+  // Member 3's own best is node 1 (100, vs 50 on 0), but 1 is not active: 0 (50) over 2 (0).
+  EXPECT_EQ(r.member_nodes, (std::vector<int>{0, 2, 0, 7}));
+  // No samples anywhere in the counts: the period doubles.
+  EXPECT_EQ(r.scan_period_ms, 200);
+}
+
+// I-NUMA-9 with the defaults: min 50, max 1000, slots 10, threshold 7.
+TEST(NumaScanPeriod, Table) {
+  tun::settings s;
+  struct row {
+    const char* name;
+    std::int64_t cur;
+    numa_locality_counts c;
+    std::int64_t next;
+  };
+  const std::vector<row> rows = {
+      {"no samples doubles", 100, {}, 200},
+      {"no samples, capped", 600, {}, 1000},
+      {"lr 9: +2 slots of 10", 100, {9, 1, 0, 0}, 120},
+      {"lr 7: +1 slot", 100, {7, 3, 0, 0}, 110},
+      {"lr 6 (690/100): -1 slot", 100, {69, 31, 0, 0}, 90},
+      {"lr 0: -7 slots, floored", 100, {0, 10, 0, 0}, 50},
+      {"lr 10 at the max", 1000, {10, 0, 0, 0}, 1000},
+      {"slot rounds up: ceil(95/10) = 10", 95, {8, 2, 0, 0}, 105},
+      {"shared dominates: sp 8 -> +1 slot", 100, {1, 9, 8, 2}, 110},
+      {"private remote: lr 1 -> -6 slots of 20", 200, {1, 9, 2, 8}, 80},
+      {"below the min: starts from 50, slot 5", 10, {9, 1, 0, 0}, 60},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(numa_next_scan_period(r.cur, r.c, s), r.next);
+  }
+}
+
+}  // namespace
+}  // namespace rt::policy
