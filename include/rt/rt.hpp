@@ -4,6 +4,7 @@
 #include "rt/config.hpp"
 #include "rt/error.hpp"
 #include "rt/group.hpp"
+#include "rt/numa.hpp"
 #include "rt/parallel_for.hpp"
 #include "rt/runtime.hpp"
 #include "rt/stats.hpp"

@@ -9,6 +9,7 @@
 
 #include "rt/config.hpp"
 #include "rt/error.hpp"
+#include "rt/group.hpp"
 #include "rt/stats.hpp"
 #include "rt/task.hpp"
 
@@ -56,6 +57,11 @@ class runtime {
   int workers() const;
   int nodes() const;
   bool virtual_topology() const;   // the topology is not this machine (DESIGN.md §7)
+  // The NUMA distance between two logical nodes (10 = local, SLIT units); throws
+  // std::invalid_argument for a node the topology does not have.
+  int node_distance(node_id a, node_id b) const;
+  // rt::numa_alloc on this runtime's node arenas (for threads that are not its workers).
+  void* numa_alloc(std::size_t bytes, node_id node);
   rt::stats stats() const;
   std::string describe() const;    // tunables and features in force
   // Writes the trace recorded so far to config::trace_path (docs/observability.md). False, with

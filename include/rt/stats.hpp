@@ -16,6 +16,10 @@ struct stats {
   std::vector<std::vector<std::uint64_t>> per_worker;  // [worker][counter]
   std::vector<std::uint64_t> outside;                 // [counter] for threads that are not workers
   std::vector<int> worker_node;                        // logical node of each worker
+  // Live bytes numa_alloc'd (and task frames) per logical node: each node's arena, shared by
+  // every runtime of the process whose topology has that node.
+  std::vector<std::uint64_t> node_memory_bytes;
+  std::int64_t numa_scan_period_ms = 0;                // the balancer's period now
   std::string tunables;                                // describe() of the runtime's settings
   std::string topology;                                // topology source ("host", "xml:...")
   bool virtual_topology = false;

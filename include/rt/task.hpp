@@ -118,6 +118,9 @@ class [[nodiscard]] join_handle {
   ~join_handle() { reset(); }
 
   bool valid() const noexcept { return t_ != nullptr; }
+  // Lets the task run on without anyone joining it: what dropping the handle does, said
+  // explicitly (docs/adr/0003-detached-handles.md).
+  void detach() noexcept { reset(); }
 
   T join() {
     if (!t_) throw std::logic_error("rt::join_handle::join on an empty or already joined handle");

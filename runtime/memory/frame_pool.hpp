@@ -4,15 +4,17 @@
 // the owner takes whole when its local list runs dry). So a frame stolen and finished by
 // another worker is reused by its spawner instead of feeding another allocator arena, and a
 // steady fork-join workload stops touching the allocator (and faulting in fresh pages) once
-// the pools are warm. trim() returns the local list beyond `capacity` to the allocator; the
-// worker calls it when it parks. Frames come from the process allocator (jemalloc);
-// node-local arenas replace it with runtime/numa (issue 6).
+// the pools are warm. trim() returns the local list beyond `capacity` to the arena; the
+// worker calls it when it parks. Frames that miss the pool come from the node arena given at
+// construction, the worker's node (docs/design/memory.md I-MEM-8); threads without a pool use
+// the static allocate(), the process allocator, and release() frees either kind.
 #pragma once
 
 #include <cstddef>
 #include <cstdlib>
 #include <new>
 
+#include "memory/node_arena.hpp"
 #include "sync/atomics.hpp"
 
 namespace rt::memory {
@@ -21,7 +23,7 @@ class frame_pool {
  public:
   static constexpr std::size_t kFrameAlign = 64;
 
-  explicit frame_pool(std::size_t frame_bytes) noexcept : frame_bytes_(round_up(frame_bytes)) {}
+  frame_pool(std::size_t frame_bytes, arena_ref arena) noexcept : frame_bytes_(round_up(frame_bytes)), arena_(arena) {}
   ~frame_pool() { release_all(); }
   frame_pool(const frame_pool&) = delete;
   frame_pool& operator=(const frame_pool&) = delete;
@@ -39,7 +41,7 @@ class frame_pool {
       return n;
     }
     from_pool = false;
-    return allocate(frame_bytes_);
+    return arena_.allocate(frame_bytes_, kFrameAlign);
   }
   // Owner only.
   void give(void* p) noexcept {
@@ -64,7 +66,7 @@ class frame_pool {
     *link = nullptr;
     while (n != nullptr) {
       node* next = n->next;
-      std::free(n);
+      arena_.deallocate(n);
       n = next;
     }
   }
@@ -74,16 +76,26 @@ class frame_pool {
     for (node* n : lists) {
       while (n != nullptr) {
         node* next = n->next;
-        std::free(n);
+        arena_.deallocate(n);
         n = next;
       }
     }
     free_ = nullptr;
   }
   std::size_t frame_bytes() const noexcept { return frame_bytes_; }
+  // The node this pool's frames live on (its arena's logical node tag).
+  int arena_node() const noexcept { return arena_.node(); }
 
+  // A frame of any size from this pool's node arena (a worker's oversized frame); nullptr when
+  // out of memory. Any thread. Free it with release().
+  void* allocate_local(std::size_t bytes) const noexcept { return arena_.allocate(round_up(bytes), kFrameAlign); }
+  // A frame from the process allocator, for a thread that has no pool.
   static void* allocate(std::size_t bytes) noexcept { return std::aligned_alloc(kFrameAlign, round_up(bytes)); }
-  static void release(void* p) noexcept { std::free(p); }
+  // Frees a frame from allocate(), allocate_local() or any pool: node-arena memory goes back to
+  // its arena (I-MEM-5), anything else to the process allocator.
+  static void release(void* p) noexcept {
+    if (!node_arenas::free_if_owned(p)) std::free(p);
+  }
 
  private:
   struct node {
@@ -92,6 +104,7 @@ class frame_pool {
   static std::size_t round_up(std::size_t b) noexcept { return (b + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
 
   const std::size_t frame_bytes_;
+  const arena_ref arena_;  // process-lifetime arena of the owner's node (I-MEM-1)
   node* free_ = nullptr;   // owner only
   // Frames freed by other threads. Pushed by them (release CAS), taken whole by the owner
   // (acquire exchange). Own cache line: remote frees must not bounce the owner's fields.

@@ -30,6 +30,8 @@ const char* to_string(affine_outcome a) {
       return "node_balanced";
     case affine_outcome::node_unbalanced:
       return "node_unbalanced";
+    case affine_outcome::numa_preferred:
+      return "numa_preferred";
     case affine_outcome::unchecked:
       return "unchecked";
   }

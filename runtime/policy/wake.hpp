@@ -75,6 +75,7 @@ enum class affine_outcome : std::uint8_t {
   node_idle,        // affine: numa_wake_affine, this node idle after the sync discount
   node_balanced,    // affine: numa_wake_affine, loads within the margin
   node_unbalanced,  // not affine: numa_wake_affine refused; the task goes near its home
+  numa_preferred,   // not affine: the task's group prefers home's node and self is elsewhere
   unchecked,        // affine: NUMA_WAKE_AFFINE off (the seed's !CONFIG_NUMA_BALANCING stub)
 };
 
@@ -130,6 +131,12 @@ struct spawn_request {
   std::uint64_t task_load = 0;     // the new task's expected load (task_h_load(p))
   std::uint64_t current_load = 0;  // the spawner's running task's load (task_h_load(current))
   task_ref task;                   // p as the load signals see it (find_idlest)
+  // The logical node the task's group prefers (set by the NUMA balancer or by hand), -1 none.
+  // When home is on it and self is not, the spawn is not affine: the balancer moved the group
+  // there for its memory, and wake_affine's pull toward the spawner would undo that on every
+  // spawn (the kernel undoes it later with task_numa_migrate; a user-space runtime can place
+  // the task right at once). I-WAKE-8.
+  int preferred_node = -1;
 };
 
 enum class wake_reason : std::uint8_t {
@@ -163,6 +170,22 @@ template <wake_view V>
 wake_decision select_worker(const layout& l, const V& v, const spawn_request& r, const tun::settings& s) {
   RT_DEBUG_ASSERT(r.home >= 0 && r.home < l.worker_count(), "I-WAKE-1", "select_worker: home is not a worker");
   wake_decision d;
+  if (!r.self.has_value() && !r.exec && r.preferred_node >= 0 && l.node_of(r.home) == r.preferred_node) {
+    // I-WAKE-8 for an outside spawn: an idle worker of the group's node, searched from home
+    // with wrap (the slow path: O(workers of the node)), else home itself.
+    d.target = r.home;
+    d.reason = wake_reason::busy_target;
+    core::for_each_cpu_wrap(l.node_workers[static_cast<std::size_t>(r.preferred_node)], static_cast<std::size_t>(r.home),
+                            [&](std::size_t w) {
+                              ++d.scanned;
+                              if (!v.idle(static_cast<int>(w))) return true;
+                              d.target = static_cast<int>(w);
+                              d.reason = static_cast<int>(w) == r.home ? wake_reason::target_idle : wake_reason::idle_scan;
+                              d.idle_found = true;
+                              return false;
+                            });
+    return d;
+  }
   if (!r.self.has_value() || r.exec) {
     const int start = r.self.has_value() ? *r.self : r.home;
     const idlest_result i = find_idlest(l, v, start, r.task, s);
@@ -177,7 +200,10 @@ wake_decision select_worker(const layout& l, const V& v, const spawn_request& r,
   RT_DEBUG_ASSERT(self >= 0 && self < l.worker_count(), "I-WAKE-1", "select_worker: self is not a worker");
   int target = r.home;
   if (self != r.home) {
-    d.affine = wake_affine(l, v, self, r.home, r.sync, r.task_load, r.current_load, s);
+    if (r.preferred_node >= 0 && l.node_of(r.home) == r.preferred_node && l.node_of(self) != r.preferred_node)
+      d.affine = affine_outcome::numa_preferred;  // I-WAKE-8
+    else
+      d.affine = wake_affine(l, v, self, r.home, r.sync, r.task_load, r.current_load, s);
     if (is_affine(d.affine)) target = self;
   }
 

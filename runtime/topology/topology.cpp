@@ -549,4 +549,12 @@ bool topology::bind_current_thread(int core_index) const {
   return hwloc_set_cpubind(impl_->handle, set.get(), HWLOC_CPUBIND_THREAD) == 0;
 }
 
+bool topology::migrate_area(void* addr, std::size_t bytes, int node) const {
+  if (!is_host || !impl_ || impl_->handle == nullptr || node < 0 || node >= node_count()) return false;
+  bitmap set;
+  hwloc_bitmap_set(set.get(), nodes[static_cast<std::size_t>(node)].os_index);
+  return hwloc_set_area_membind(impl_->handle, addr, bytes, set.get(), HWLOC_MEMBIND_BIND,
+                                HWLOC_MEMBIND_MIGRATE | HWLOC_MEMBIND_BYNODESET) == 0;
+}
+
 }  // namespace rt::topo

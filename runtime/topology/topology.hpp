@@ -4,6 +4,7 @@
 // What is computed and why, and the invariants I-TOPO-N cited below: docs/design/topology.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -114,6 +115,10 @@ class topology {
   // Binds the calling thread to the PUs of `core_index` (host only). Returns false and binds
   // nothing on a topology that is not this machine (virtual-topology mode) or on failure.
   bool bind_current_thread(int core_index) const;
+  // Binds [addr, addr + bytes) to logical node `node` and migrates the pages already there
+  // (hwloc_set_area_membind, HWLOC_MEMBIND_MIGRATE; host only). False, with nothing changed,
+  // in virtual-topology mode, for a bad node, or when the system refuses (no NUMA API).
+  bool migrate_area(void* addr, std::size_t bytes, int node) const;
   // The loaded hwloc topology (owned by this object; valid while it lives, moved with it), for
   // the layers that bind memory (hwloc_set_area_membind). Null on a default-constructed object.
   hwloc_topology* native_handle() const;

@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <mutex>
 #include <iomanip>
+#include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
 
+#include "rt/numa.hpp"
 #include "rt/runtime.hpp"
 #include "rt/task_group.hpp"
 #include "worker/scheduler.hpp"
@@ -65,6 +67,14 @@ runtime::runtime(const config& cfg) : impl_(make_scheduler(cfg, this)) {}
 runtime::~runtime() { impl_->shutdown(); }
 void runtime::shutdown() { impl_->shutdown(); }
 int runtime::workers() const { return impl_->worker_count(); }
+int runtime::node_distance(node_id a, node_id b) const {
+  const int n = impl_->node_count();
+  for (node_id x : {a, b})
+    if (x.value < 0 || x.value >= n)
+      throw std::invalid_argument("rt::runtime::node_distance: node " + std::to_string(x.value) +
+                                  " does not exist (the topology has " + std::to_string(n) + " nodes)");
+  return impl_->topology().node_distance(a.value, b.value);
+}
 int runtime::nodes() const { return impl_->node_count(); }
 bool runtime::virtual_topology() const { return impl_->virtual_topology(); }
 rt::stats runtime::stats() const { return impl_->snapshot(); }
@@ -142,9 +152,21 @@ group::group(std::string name) : state_(new detail::group_state(std::move(name),
 group::group(runtime& owner, std::string name) : state_(new detail::group_state(std::move(name), &owner.impl())) {
   state_->sched->note_group(state_);
 }
-group::~group() {
-  if (state_->refs.fetch_sub(1, detail::atomics::acq_rel) == 1) delete state_;  // I-GROUP-1
+group::group(group& parent, std::string name) {
+  detail::group_state* p = parent.state_;
+  if (p->parent != nullptr)
+    throw std::invalid_argument("rt::group '" + name + "': its parent '" + p->name + "' is itself a member of '" +
+                                p->parent->name + "' (member groups are one level deep)");
+  state_ = new detail::group_state(std::move(name), p->sched, p);
+  p->refs.fetch_add(1, detail::atomics::relaxed);  // I-GROUP-1: the member's reference on its parent
+  parent_ = &parent;
+  state_->sched->note_group(state_);
 }
+group::~group() {
+  state_->sched->forget_group(state_);
+  detail::release_group(state_);
+}
+group* group::parent() const { return parent_; }
 const std::string& group::name() const { return state_->name; }
 int group::home_worker() const { return state_->home_worker.load(detail::atomics::relaxed); }
 node_id group::home_node() const {
@@ -169,6 +191,32 @@ void group::set_active_nodes(const std::vector<node_id>& nodes) {
   for (node_id n : nodes) state_->active_nodes.push_back(n.value);
 }
 runtime& group::owner() const { return *state_->sched->owner(); }
+
+// ---------------------------------------------------------------------------------------------
+// Node memory and regions (rt/numa.hpp)
+
+void* numa_alloc(std::size_t bytes, node_id node) { return current_scheduler().arenas().alloc(bytes, node.value); }
+void* runtime::numa_alloc(std::size_t bytes, node_id node) { return impl_->arenas().alloc(bytes, node.value); }
+void numa_free(void* p) noexcept { memory::node_arenas::free(p); }
+
+node_id node_of(const void* p) noexcept {
+  if (const std::optional<int> n = numa::page_node(p)) return node_id{*n};  // a region's page, as migrated
+  return node_id{memory::node_arenas::node_of(p)};
+}
+
+node_id current_node() noexcept {
+  const detail::worker* w = detail::scheduler::current_worker();
+  return w != nullptr ? node_id{w->node} : node_id{};
+}
+
+void register_region(group& g, void* p, std::size_t bytes) {
+  detail::group_state* s = g.state();
+  s->sched->regions().add(s, p, bytes, memory::node_arenas::node_of(p));
+}
+
+void unregister_region(group& g, void* p) { g.state()->sched->regions().remove(g.state(), p); }
+
+void note_access(const void* p) noexcept { static_cast<void>(numa::note_access(p)); }
 
 // ---------------------------------------------------------------------------------------------
 // stats
@@ -212,6 +260,9 @@ void stats::print(std::ostream& os) const {
     for (int n = 0; n < nodes; ++n) os << std::setw(12) << node(n, counter_names[i]);
     os << std::setw(12) << (outside.empty() ? 0 : outside[i]) << "\n";
   }
+  os << std::left << std::setw(20) << "node memory" << std::right << std::setw(14) << "bytes";
+  for (std::uint64_t b : node_memory_bytes) os << std::setw(12) << b;
+  os << "\n";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -91,9 +91,9 @@ trace::trace_layout make_trace_layout(const policy::layout& l, const topo::topol
 }  // namespace
 
 worker::worker(scheduler& s, int id_, int node_, int llc_, std::size_t log2_capacity, std::size_t mailbox_capacity,
-               const policy::pelt_params& pp, std::uint64_t avg_idle0)
+               const policy::pelt_params& pp, std::uint64_t avg_idle0, memory::arena_ref arena)
     : id(id_), node(node_), llc(llc_), sched(s), dq(static_cast<unsigned>(log2_capacity)), mailbox(mailbox_capacity),
-      rng(0x6e756d617274ull ^ static_cast<std::uint64_t>(id_)), pool(kPooledFrameSize), avg_idle_ns(avg_idle0),
+      rng(0x6e756d617274ull ^ static_cast<std::uint64_t>(id_)), pool(kPooledFrameSize, arena), avg_idle_ns(avg_idle0),
       pelt(pp) {}
 
 // The wake path's view of the workers (policy::wake_view): relaxed loads of hints.
@@ -151,10 +151,15 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       layout_(policy::make_layout(topo_, worker_cores(topo_, cfg.workers))),
       idle_(layout_.worker_count(),
             std::max(1, layout_.worker_count() * static_cast<int>(settings_.t.searching_max_pct) / 100)),
-      pelt_params_(policy::make_pelt_params(settings_)), name_(cfg.name),
+      pelt_params_(policy::make_pelt_params(settings_)),
+      regions_(settings_.f.FAULT_SAMPLING ? numa::sampling_mode::faults : numa::sampling_mode::explicit_only),
+      name_(cfg.name),
       fork_generation_(register_fork_handler()),
       asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()) {
   const int n = layout_.worker_count();
+  no_faults_.assign(static_cast<std::size_t>(topo_.node_count()), 0);
+  arenas_ = std::make_unique<memory::node_arenas>(topo_);
+  balancer_ = std::make_unique<numa::balancer>(topo_, layout_.node_capacity, n, settings_, regions_, balancer_glue_);
   const std::size_t llcs = layout_.llc_workers.size();
   llcs_ = std::make_unique<llc_state[]>(llcs);
   for (std::size_t c = 0; c < llcs; ++c)  // an LLC nobody has loaded yet scans its whole span
@@ -166,7 +171,7 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
     workers_.push_back(std::make_unique<worker>(*this, i, place.node, place.llc,
                                                 static_cast<std::size_t>(settings_.t.deque_log2_capacity),
                                                 static_cast<std::size_t>(settings_.t.mailbox_capacity), pelt_params_,
-                                                policy::initial_avg_idle(settings_)));
+                                                policy::initial_avg_idle(settings_), arenas_->arena(place.node)));
   }
   for (int nd = 0; nd < topo_.node_count(); ++nd) injection_.push_back(std::make_unique<deque::injection_queue<task>>(static_cast<std::size_t>(settings_.t.injection_queue_reserve)));
   for (auto& wp : workers_) wp->plan = policy::make_steal_plan(layout_, wp->id);
@@ -177,6 +182,7 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
   }
   stats_path_ = cfg.stats_path;
   start_workers();
+  if (settings_.f.NUMA_BALANCING) balancer_->start();
 }
 
 void scheduler::start_workers() {
@@ -220,6 +226,7 @@ void scheduler::run_worker(worker& w) {
     }
     pthread_attr_destroy(&attr);
   }
+  numa::enter_sampling(&balancer_->ring(w.id), w.node);  // this worker's hinting faults feed its ring
   w.pelt = policy::pelt_signal(pelt_params_, sync::now_ns() / 1000);
   std::string tname = name_.substr(0, 10) + "-" + std::to_string(w.id);
   pthread_setname_np(pthread_self(), tname.c_str());
@@ -232,6 +239,7 @@ void scheduler::run_worker(worker& w) {
     park(w);
     if (terminated_.load(atomics::acquire) != 0) break;
   }
+  numa::leave_sampling();
   stack_guard::leave_worker();
   tls_worker = nullptr;
 }
@@ -286,6 +294,7 @@ task* scheduler::steal_work(worker& w) {
             w.counters.add(tier.level == policy::steal_level::llc    ? ctr::counter::steals_llc
                            : tier.level == policy::steal_level::node ? ctr::counter::steals_node
                                                                      : ctr::counter::steals_remote);
+            if (tier.level == policy::steal_level::remote && !keep_remote_steal(w, t, v.node)) break;
             return t;
           case deque::steal_result::retry:
             w.counters.add(ctr::counter::steal_retries);
@@ -300,6 +309,7 @@ task* scheduler::steal_work(worker& w) {
       for (int nd : tier.nodes) {
         if (task* t = injection_[static_cast<std::size_t>(nd)]->pop()) {
           w.counters.add(ctr::counter::injected_taken);
+          if (!keep_remote_steal(w, t, nd)) continue;
           return t;
         }
       }
@@ -308,10 +318,45 @@ task* scheduler::steal_work(worker& w) {
   for (int nd : w.plan.injection_order) {
     if (task* t = injection_[static_cast<std::size_t>(nd)]->pop()) {
       w.counters.add(ctr::counter::injected_taken);
+      if (nd != w.node && !keep_remote_steal(w, t, nd)) continue;
       return t;
     }
   }
   return nullptr;
+}
+
+// The locality filter on the steal ladder (docs/design/stealing.md §2, I-STEAL-13): a task
+// taken from another node whose group prefers that node is put back on that node's queue
+// (waking one of its sleepers) instead of run here, unless the policy has no objection or this
+// thief has already given back numa_steal_refusals tasks in a row: the kernel's
+// can_migrate_task() moves a cache-hot task once nr_balance_failed exceeds cache_nice_tries,
+// and an idle thief is not kept idle forever (000 patch 5, I-STEAL-6). The decision reads
+// only the group's preferred node: the balancer's fault counts stay on its thread.
+bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
+  const group_state* g = t->affinity;
+  const int pref = g != nullptr ? g->preferred_node.load(atomics::relaxed) : -1;
+  if (pref != src_node || pref == w.node) return true;
+  policy::group_locality loc;
+  loc.preferred_node = pref;
+  loc.faults = no_faults_;
+  loc.total_faults = 1;  // a preferred node exists only once the group has samples
+  policy::migration_env env;
+  env.src_node = src_node;
+  env.dst_node = w.node;
+  env.kind = policy::balance_kind::idle;
+  env.src_queued = 1;  // the task itself waited there
+  env.src_node_workers = static_cast<std::uint32_t>(layout_.node_workers[static_cast<std::size_t>(src_node)].count());
+  const policy::steal_verdict v = policy::classify_steal(&loc, env, settings_.f);
+  if (v == policy::steal_verdict::prefer || v == policy::steal_verdict::accept) return true;
+  if (v == policy::steal_verdict::last_resort && w.steal_refusals >= settings_.t.numa_steal_refusals) {
+    w.steal_refusals = 0;
+    w.counters.add(ctr::counter::steals_overridden);
+    return true;
+  }
+  ++w.steal_refusals;
+  w.counters.add(ctr::counter::steals_refused);
+  push_node(src_node, t, &w);
+  return false;
 }
 
 // A searcher that stops searching gives its slot back; the last one wakes another, since more
@@ -324,6 +369,7 @@ void scheduler::stop_searching(worker& w) noexcept {
 
 task* scheduler::find_work(worker& w) {
   if (task* t = find_local(w)) {
+    w.steal_refusals = 0;  // work of its own: the run of refusals (I-STEAL-13) ends
     stop_searching(w);
     return t;
   }
@@ -491,7 +537,7 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
     w->counters.add(from_pool ? ctr::counter::frames_pooled : ctr::counter::frames_allocated);
   } else {
     RT_ASSERT(align <= kTaskAlign, "I-TASK-6", "task payloads are at most kTaskAlign-aligned");
-    mem = memory::frame_pool::allocate(kTaskHeaderSize + size);
+    mem = w != nullptr ? w->pool.allocate_local(kTaskHeaderSize + size) : memory::frame_pool::allocate(kTaskHeaderSize + size);
     if (w != nullptr) w->counters.add(ctr::counter::frames_allocated);
   }
   if (mem == nullptr) {
@@ -558,7 +604,11 @@ void scheduler::place(worker* w, task* t) noexcept {
       outside_counters_.add_shared(c, n);
   };
   policy::spawn_request r;
-  int home = t->affinity != nullptr ? t->affinity->home_worker.load(atomics::relaxed) : -1;
+  int home = -1;
+  if (t->affinity != nullptr) {
+    home = group_home(*t->affinity);
+    r.preferred_node = t->affinity->preferred_node.load(atomics::relaxed);
+  }
   if (w != nullptr) {
     r.self = w->id;
     if (home < 0) home = w->id;
@@ -609,6 +659,26 @@ void scheduler::place(worker* w, task* t) noexcept {
     push_node(layout_.node_of(d.target), t, w);
 }
 
+// The home a spawn into `g` starts from: the worker that last ran the group, moved onto the
+// group's preferred node when it is not there (the balancer changed the node, or the group
+// never ran). The new home rotates over the node's workers so that the groups a balancer pass
+// moves to one node do not all start on its first worker. Relaxed: homes are hints (I-WAKE-8).
+int scheduler::group_home(group_state& g) noexcept {
+  const int home = g.home_worker.load(atomics::relaxed);
+  const int pref = g.preferred_node.load(atomics::relaxed);
+  if (pref < 0 || pref >= node_count() || (home >= 0 && layout_.node_of(home) == pref)) return home;
+  const core::cpumask& on_node = layout_.node_workers[static_cast<std::size_t>(pref)];
+  const std::size_t count = on_node.count();
+  if (count == 0) return home;  // a node without workers: placement cannot follow it
+  std::size_t skip = static_cast<std::size_t>(outside_rr_.fetch_add(1, atomics::relaxed) % count);
+  int pick = home;
+  on_node.for_each([&](std::size_t id) {
+    if (skip-- == 0) pick = static_cast<int>(id);
+  });
+  g.home_worker.store(pick, atomics::relaxed);
+  return pick;
+}
+
 // I-WAKE-5: the spawner claims the idle worker (CAS of its idle flag, so that one idle period
 // takes one hand-off), mails the task, and wakes that worker alone if it sleeps. A worker that
 // is between showing itself idle and registering sees the mailbox on its re-check (I-PARK-2).
@@ -647,18 +717,27 @@ void scheduler::sleeper_fence() const noexcept {
   if (asym_fence_) sync::asym_fence::heavy();
 }
 
+// The node a queued task belongs on: its group's preferred node, or -1 (I-STEAL-14).
+int scheduler::placed_node(const task* t) const noexcept {
+  return t->affinity != nullptr ? t->affinity->preferred_node.load(atomics::relaxed) : -1;
+}
+
 void scheduler::push_local(worker& w, task* t) noexcept {
   w.dq.push(t);
   sync::fault::point(sync::fault::site::push_published);
   notifier_fence();  // I-PARK-1: the push before reading the sleepers' state
+  // I-STEAL-14: a task placed on this node wakes only a sleeper of this node. A worker
+  // elsewhere would steal it only to give it back (I-STEAL-13); when nobody here sleeps, the
+  // pusher itself or its node's searchers run it.
+  if (placed_node(t) == w.node) {
+    static_cast<void>(wake_on_node(w.node, &w));
+    return;
+  }
   if (idle_.should_wake()) notify_one(&w);
 }
 
-void scheduler::push_node(int node, task* t, worker* from) noexcept {
-  injection_[static_cast<std::size_t>(node)]->push(t);
-  sync::fault::point(sync::fault::site::push_published);
-  notifier_fence();  // I-PARK-1
-  // Prefer a sleeper of the target node: it polls that node's queue before stealing elsewhere.
+// Wakes one registered sleeper of `node`; false when none was found.
+bool scheduler::wake_on_node(int node, worker* from) noexcept {
   bool woke = false;
   layout_.node_workers[static_cast<std::size_t>(node)].for_each([&](std::size_t id) {
     if (woke) return;
@@ -673,8 +752,20 @@ void scheduler::push_node(int node, task* t, worker* from) noexcept {
       from->counters.add(ctr::counter::wakeups_sent);
     else
       outside_counters_.add_shared(ctr::counter::wakeups_sent);
-    return;
   }
+  return woke;
+}
+
+void scheduler::push_node(int node, task* t, worker* from) noexcept {
+  injection_[static_cast<std::size_t>(node)]->push(t);
+  sync::fault::point(sync::fault::site::push_published);
+  notifier_fence();  // I-PARK-1
+  // Prefer a sleeper of the target node: it polls that node's queue before stealing elsewhere.
+  if (wake_on_node(node, from)) return;
+  // I-STEAL-14: a task placed on the pusher's own node waits for that node's workers, the
+  // pusher among them (it polls its node's queue before it parks), rather than wake a worker
+  // elsewhere. From anywhere else the usual rule applies: the pusher may not come back here.
+  if (from != nullptr && from->node == node && placed_node(t) == node) return;
   if (idle_.should_wake()) notify_one(from);
 }
 
@@ -682,8 +773,12 @@ void scheduler::push_node(int node, task* t, worker* from) noexcept {
 // Running and completing tasks.
 
 void scheduler::execute(worker* w, task* t) noexcept {
-  if (t->affinity != nullptr && t->affinity->home_worker.load(atomics::relaxed) != w->id)
-    t->affinity->home_worker.store(w->id, atomics::relaxed);
+  // The group's home follows the worker that runs it, except away from its preferred node:
+  // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8).
+  if (group_state* g = t->affinity; g != nullptr && g->home_worker.load(atomics::relaxed) != w->id) {
+    const int pref = g->preferred_node.load(atomics::relaxed);
+    if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
+  }
   run_body(*w, t);
   complete(t, w);
 }
@@ -694,7 +789,12 @@ void scheduler::run_body(worker& w, task* t) noexcept {
   ++w.depth;
   if (w.trace != nullptr) [[unlikely]]
     trace_start(w, t);
+  // The group a hinting fault is charged to (numa/context.hpp); restored after, since a
+  // joiner runs tasks of other groups nested inside its own.
+  const void* outer_group = numa::current_context().running_group;
+  numa::set_running_group(t->affinity);
   t->ops->run(payload_of(t));
+  numa::set_running_group(outer_group);
   if (orphaned()) end_forked_child();
   if (w.trace != nullptr) [[unlikely]]
     trace::task_end(*w.trace, trace_id(t), trace_id(t->affinity));
@@ -759,6 +859,16 @@ void scheduler::notify_group_waiters(const task_group_state* g) noexcept {
   }
 }
 
+// I-GROUP-1: the last reference deletes the state, and a member's state then drops the
+// reference it holds on its parent.
+void release_group(group_state* g) noexcept {
+  while (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1) {
+    group_state* parent = g->parent;
+    delete g;
+    g = parent;
+  }
+}
+
 void scheduler::free_frame(task* t, worker* w) noexcept {
   group_state* g = t->affinity;
   if ((t->flags & kFramePooled) != 0) {
@@ -771,7 +881,7 @@ void scheduler::free_frame(task* t, worker* w) noexcept {
   } else {
     memory::frame_pool::release(t);
   }
-  if (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1) delete g;  // I-GROUP-1
+  if (g != nullptr) release_group(g);
 }
 
 void scheduler::release(task* t) noexcept {
@@ -967,6 +1077,7 @@ void scheduler::shutdown() {
     if (!joined_) {
       for (auto& w : workers_) static_cast<void>(w.release());
       workers_.clear();
+      static_cast<void>(balancer_.release());  // its thread is not in this process either
     }
     joined_ = true;
     return;
@@ -987,6 +1098,7 @@ void scheduler::shutdown() {
   wake_all();
   while (terminated_.load(atomics::acquire) == 0) sync::native_futex::wait(terminated_, 0);
   for (auto& w : workers_) w->thread.join();
+  balancer_->stop();  // it balanced while the last tasks drained; nothing is left to place
   joined_ = true;
   if (trace_ != nullptr) trace_->dump(std::cerr);
   if (!stats_path_.empty()) trace::write_stats_file(snapshot(), stats_path_, std::cerr);
@@ -1009,6 +1121,51 @@ void scheduler::dump_state(std::ostream& os) const {
 
 void scheduler::note_group(const group_state* g) {
   if (trace_ != nullptr) trace_->name_group(trace_id(g), g->name);
+  balancer_->add_group(g, g->parent);
+}
+
+void scheduler::forget_group(const group_state* g) {
+  balancer_->remove_group(g);
+  regions_.remove_all(g);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The balancer's view of the scheduler (numa/balancer.hpp), called from the balancer thread.
+
+void scheduler::balancer_glue::node_loads(std::vector<std::uint64_t>& out) {
+  out.assign(static_cast<std::size_t>(s.node_count()), 0);
+  for (const auto& w : s.workers_) out[static_cast<std::size_t>(w->node)] += w->util.load(atomics::relaxed);
+}
+
+// The decision lands in the group's placement hints; the next spawn into the group moves its
+// home onto the node (group_home, I-WAKE-8). `key` is live: the balancer holds its table.
+bool scheduler::balancer_glue::apply(const void* key, int preferred, const core::cpumask* active) {
+  auto* g = const_cast<group_state*>(static_cast<const group_state*>(key));
+  const int before = g->preferred_node.exchange(preferred, atomics::relaxed);
+  if (active != nullptr) {
+    std::lock_guard<std::mutex> lk(g->active_lock);
+    g->active_nodes.clear();
+    active->for_each([&](std::size_t n) { g->active_nodes.push_back(static_cast<int>(n)); });
+  }
+  return before != preferred;
+}
+
+void scheduler::balancer_glue::count(numa::balancer_event e, std::uint64_t n) {
+  ctr::counter c = ctr::counter::numa_passes;
+  switch (e) {
+    case numa::balancer_event::pass: c = ctr::counter::numa_passes; break;
+    case numa::balancer_event::period_skipped: c = ctr::counter::numa_periods_skipped; break;
+    case numa::balancer_event::pages_protected: c = ctr::counter::numa_pages_protected; break;
+    case numa::balancer_event::samples: c = ctr::counter::numa_samples; break;
+    case numa::balancer_event::samples_dropped: c = ctr::counter::numa_samples_dropped; break;
+    case numa::balancer_event::home_moved: c = ctr::counter::numa_home_moves; break;
+    case numa::balancer_event::page_migrated: c = ctr::counter::numa_pages_migrated; break;
+  }
+  s.outside_counters_.add_shared(c, n);
+}
+
+bool scheduler::balancer_glue::migrate_pages(std::uintptr_t page, std::size_t bytes, int node) {
+  return s.topo_.migrate_area(reinterpret_cast<void*>(page), bytes, node);
 }
 
 bool scheduler::dump_trace() const {
@@ -1037,6 +1194,8 @@ rt::stats scheduler::snapshot() const {
   }
   for (std::size_t c = 0; c < ctr::kCounterCount; ++c)
     s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
+  for (int n = 0; n < topo_.node_count(); ++n) s.node_memory_bytes.push_back(arenas_->bytes(n));
+  s.numa_scan_period_ms = balancer_->scan_period_ms();
   s.tunables = tun::describe(settings_);
   s.topology = topo_.source_desc;
   s.virtual_topology = !topo_.is_host;

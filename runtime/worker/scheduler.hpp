@@ -16,7 +16,12 @@
 #include "deque/injection_queue.hpp"
 #include "deque/mailbox.hpp"
 #include "memory/frame_pool.hpp"
+#include "memory/node_arena.hpp"
+#include "numa/balancer.hpp"
+#include "numa/context.hpp"
+#include "numa/regions.hpp"
 #include "policy/layout.hpp"
+#include "policy/locality.hpp"
 #include "policy/steal.hpp"
 #include "policy/wake.hpp"
 #include "rt/config.hpp"
@@ -72,9 +77,12 @@ struct task_group_state {
 
 // The state behind rt::group.
 struct group_state {
-  group_state(std::string n, scheduler* s) : name(std::move(n)), sched(s) {}
+  group_state(std::string n, scheduler* s, group_state* p = nullptr) : name(std::move(n)), sched(s), parent(p) {}
   std::string name;
   scheduler* sched;
+  // The numa_group this group is a member of, or null (rt::group(group&, name)). The member
+  // holds a reference on it (I-GROUP-1), dropped when the member's state is deleted.
+  group_state* const parent;
   // One reference for the rt::group object and one per task frame naming the group (taken in
   // task_alloc, dropped when the frame is freed); the last one deletes the state (I-GROUP-1).
   atomics::atomic<std::uint32_t> refs{1};
@@ -86,9 +94,12 @@ struct group_state {
   std::vector<int> active_nodes;   // guarded by active_lock
 };
 
+// Drops one reference on a group's state (I-GROUP-1).
+void release_group(group_state* g) noexcept;
+
 struct alignas(sync::kCacheLine) worker {
   worker(scheduler& s, int id, int node, int llc, std::size_t log2_capacity, std::size_t mailbox_capacity,
-         const policy::pelt_params& pp, std::uint64_t avg_idle0);
+         const policy::pelt_params& pp, std::uint64_t avg_idle0, memory::arena_ref arena);
 
   const int id;
   const int node;
@@ -127,6 +138,7 @@ struct alignas(sync::kCacheLine) worker {
   atomics::atomic<const void*> awaiting{nullptr};
   const char* help_floor = nullptr;  // below this stack address, help only from the own deque
   bool searching = false;
+  std::int64_t steal_refusals = 0;  // remote tasks given back in a row (I-STEAL-13); owner only
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   std::thread thread;
 };
@@ -154,7 +166,15 @@ class scheduler {
   rt::stats snapshot() const;
   bool dump_trace() const;
   void dump_state(std::ostream& os) const;
-  void note_group(const group_state* g);  // names the group in the trace
+  // A group is born (names it in the trace, enters the balancer's table) and dies (leaves the
+  // table; its regions are unregistered, restoring access). Any thread.
+  void note_group(const group_state* g);
+  void forget_group(const group_state* g);
+
+  // Node memory and regions (include/rt/numa.hpp).
+  const memory::node_arenas& arenas() const { return *arenas_; }
+  numa::region_registry& regions() { return regions_; }
+  std::int64_t numa_scan_period_ms() const { return balancer_->scan_period_ms(); }
 
   runtime* owner() const { return owner_; }
   int worker_count() const { return static_cast<int>(workers_.size()); }
@@ -177,6 +197,7 @@ class scheduler {
   task* find_work(worker& w);
   task* find_local(worker& w);
   task* steal_work(worker& w);
+  bool keep_remote_steal(worker& w, task* t, int src_node) noexcept;
   bool work_visible(const worker* except = nullptr) const;
   void park(worker& w);
   void stop_searching(worker& w) noexcept;
@@ -196,11 +217,14 @@ class scheduler {
   // node's injection queue.
   void place(worker* w, task* t) noexcept;
   bool hand_off(int target, task* t, worker* from) noexcept;
+  int group_home(group_state& g) noexcept;
   // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up).
   void account(worker& w, std::uint64_t now, bool was_running) noexcept;
   void refresh_llc_hint(worker& w) noexcept;
   friend struct sched_view;
   void push_node(int node, task* t, worker* from) noexcept;
+  bool wake_on_node(int node, worker* from) noexcept;
+  int placed_node(const task* t) const noexcept;
   void notify_one(worker* from) noexcept;
   void wake_all() noexcept;
   bool help_once(worker& w);
@@ -237,6 +261,7 @@ class scheduler {
   // Rotating start for outside spawns' find_idlest, so that ties spread (relaxed: a hint).
   atomics::atomic<std::uint64_t> outside_rr_{0};
   policy::pelt_params pelt_params_;
+  std::vector<std::uint64_t> no_faults_;  // zeros, one per node: the steal filter's fault view
   // Per LLC: the scan-cost EWMA (written by spawners of that LLC after a timed scan) and the
   // SIS_UTIL depth hint (written by its workers every injection_poll_interval tasks); relaxed
   // loads and stores, hints only. One line each: spawners of different LLCs never share.
@@ -245,6 +270,21 @@ class scheduler {
     atomics::atomic<int> nr_idle_scan{0};
   };
   std::unique_ptr<llc_state[]> llcs_;
+  // Node arenas before the workers (their pools allocate from them); the registry and the
+  // balancer before the workers too (each worker's sample ring is the balancer's), and the
+  // balancer thread is stopped by shutdown() before the workers are joined.
+  std::unique_ptr<memory::node_arenas> arenas_;
+  numa::region_registry regions_;
+  struct balancer_glue final : numa::balancer_host {
+    scheduler& s;
+    explicit balancer_glue(scheduler& sc) : s(sc) {}
+    void node_loads(std::vector<std::uint64_t>& out) override;
+    bool apply(const void* key, int preferred, const core::cpumask* active) override;
+    void count(numa::balancer_event e, std::uint64_t n) override;
+    bool migrate_pages(std::uintptr_t page, std::size_t bytes, int node) override;
+  };
+  balancer_glue balancer_glue_{*this};
+  std::unique_ptr<numa::balancer> balancer_;
   std::unique_ptr<trace::recorder> trace_;  // null: tracing off (config::trace_path empty or unwritable)
   std::string stats_path_;
   ctr::counter_block outside_counters_;     // spawns from threads that are not workers

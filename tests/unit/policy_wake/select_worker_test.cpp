@@ -130,6 +130,47 @@ TEST(SelectWorker, SyncSpawnDiscountsTheSpawner) {
   EXPECT_EQ(select_worker(l, v, req, s).target, 3);
 }
 
+TEST(SelectWorker, PreferredNodeOutranksTheAffinePull) {
+  const layout l = opteron_full();
+  const tun::settings s;
+  table_view v(l);
+  v.node_loads[0] = 0;  // the spawner's node is idle: numa_wake_affine alone would pull
+  spawn_request req;
+  req.self = 3;    // node 0
+  req.home = 20;   // node 2
+  EXPECT_EQ(select_worker(l, v, req, s).affine, affine_outcome::node_idle);
+  EXPECT_EQ(select_worker(l, v, req, s).target, 3);
+  req.preferred_node = 2;  // I-WAKE-8: the group's home is on its preferred node
+  const wake_decision d = select_worker(l, v, req, s);
+  EXPECT_EQ(d.affine, affine_outcome::numa_preferred);
+  EXPECT_FALSE(d.affine_moved());
+  EXPECT_EQ(l.node_of(d.target), 2);
+  EXPECT_TRUE(d.cross_node);
+  req.preferred_node = 0;  // preferred is the spawner's node, home is not on it: wake_affine decides
+  EXPECT_EQ(select_worker(l, v, req, s).affine, affine_outcome::node_idle);
+  req.preferred_node = 2;
+  req.self = 17;  // node 2 too: no cross-node question, the share-cache rule applies
+  EXPECT_NE(select_worker(l, v, req, s).affine, affine_outcome::numa_preferred);
+  EXPECT_STREQ(to_string(affine_outcome::numa_preferred), "numa_preferred");
+}
+
+TEST(SelectWorker, OutsideSpawnIntoAPlacedGroupStaysOnItsNode) {
+  const layout l = opteron_full();
+  const tun::settings s;
+  table_view v(l);
+  v.set_idle({20, 60});  // one idle worker on node 2 (home's) and one on node 7
+  spawn_request req;
+  req.home = 17;
+  req.preferred_node = 2;
+  const wake_decision d = select_worker(l, v, req, s);
+  EXPECT_EQ(d.target, 20);
+  EXPECT_TRUE(d.idle_found);
+  EXPECT_EQ(d.reason, wake_reason::idle_scan);
+  EXPECT_FALSE(d.cross_node);
+  req.preferred_node = -1;  // no placement: the idlest of the machine, which may be elsewhere
+  EXPECT_EQ(select_worker(l, v, req, s).reason, wake_reason::idlest);
+}
+
 TEST(SelectWorker, OutsideSpawnTakesFindIdlest) {
   const layout l = opteron_full();
   const tun::settings s;

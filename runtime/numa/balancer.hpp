@@ -1,0 +1,124 @@
+// The NUMA balancer thread (DESIGN.md §6, docs/design/numa-balancer.md, I-BAL-N): once per
+// period it protects the next window of the registered regions (hinting faults), drains the
+// workers' sample rings into per-group fault statistics, scores the groups with the pure
+// policy (policy/numa_score.hpp) and hands the decisions to the scheduler, which moves the
+// groups' homes. Pages that two consecutive samples show used from another node migrate there
+// (host: hwloc; virtual-topology mode: the page's node tag, emulated).
+//
+// The balancer owns the group table and the per-worker rings; it knows groups only by opaque
+// keys (the scheduler's detail::group_state*). What it needs from the scheduler goes through
+// balancer_host.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cpumask.hpp"
+#include "numa/regions.hpp"
+#include "numa/sample_ring.hpp"
+#include "policy/numa_score.hpp"
+#include "sync/atomics.hpp"
+#include "sync/rwlock.hpp"
+#include "topology/topology.hpp"
+#include "tunables/tunables.hpp"
+
+namespace rt::numa {
+
+// The balancer's counters, by name in the runtime's counters table (stats/counters.def).
+enum class balancer_event : std::uint8_t {
+  pass,              // numa_passes
+  period_skipped,    // numa_periods_skipped
+  pages_protected,   // numa_pages_protected
+  samples,           // numa_samples
+  samples_dropped,   // numa_samples_dropped
+  home_moved,        // numa_home_moves
+  page_migrated,     // numa_pages_migrated
+};
+
+// Implemented by the scheduler (runtime/worker/). Called from the balancer thread only, with
+// the group table locked shared, so every key passed is a live group.
+class balancer_host {
+ public:
+  virtual ~balancer_host() = default;
+  // Per node: the load of the work running there now (kCapacityScale per busy worker).
+  virtual void node_loads(std::vector<std::uint64_t>& out) = 0;
+  // The balancer's decision for a group (top-level or member): its preferred node (-1 none)
+  // and, for a top-level group, its active nodes. Returns true when the home moved node.
+  virtual bool apply(const void* key, int preferred, const core::cpumask* active) = 0;
+  virtual void count(balancer_event e, std::uint64_t n) = 0;
+  // Host only: move [page, page + bytes) to `node` (hwloc, HWLOC_MEMBIND_MIGRATE). False when
+  // the system refused.
+  virtual bool migrate_pages(std::uintptr_t page, std::size_t bytes, int node) = 0;
+};
+
+class balancer {
+ public:
+  // capacity: layout::node_capacity. Creates one sample ring per worker; starts no thread.
+  balancer(const topo::topology& topo, std::span<const std::uint32_t> capacity, int workers,
+           const tun::settings& settings, region_registry& regions, balancer_host& host);
+  ~balancer();
+  balancer(const balancer&) = delete;
+  balancer& operator=(const balancer&) = delete;
+
+  sample_ring& ring(int worker) { return *rings_[static_cast<std::size_t>(worker)]; }
+
+  // The group table (I-BAL-1): writers (group creation and destruction, any thread) take it
+  // exclusively; the balancer's period takes it with a try-lock and skips when contended.
+  void add_group(const void* key, const void* parent_key);
+  void remove_group(const void* key);
+
+  // Starts the thread (NUMA_BALANCING on) / stops and joins it. Idempotent.
+  void start();
+  void stop() noexcept;
+
+  // One period, on the calling thread (the thread's loop calls it; tests may too). Returns
+  // false when it was skipped because the group table or the registry was contended.
+  bool pass();
+
+  // Groups' scan period now (ms), for stats and the example's period lines.
+  std::int64_t scan_period_ms() const noexcept { return period_ms_.load(sync::native::relaxed); }
+
+ private:
+  struct group_entry {
+    const void* key;
+    const void* parent_key;             // null: top-level
+    policy::numa_faults faults;          // decayed (I-NUMA-1)
+    policy::numa_faults period;          // this period's samples
+    policy::numa_locality_counts counts; // this period's locality
+    int node = -1;                       // the node last applied
+    int preferred = -1;                  // the preferred node of the last pass (the pull)
+    core::cpumask active;                // its (a member: its parent's) active nodes, last pass
+  };
+  struct page_run {
+    std::int16_t node = -1;              // node of the page's last sample
+    std::int64_t count = 0;              // consecutive samples from that node
+  };
+  void run();
+  void drain(std::vector<std::uint64_t>& busy);
+  void note_sample(const sample& s);
+  void migrate_if_settled(const sample& s, const group_entry& g);
+
+  const topo::topology& topo_;
+  const tun::settings& settings_;
+  region_registry& regions_;
+  balancer_host& host_;
+  policy::numa_scorer scorer_;
+  std::vector<std::unique_ptr<sample_ring>> rings_;
+  sync::rwlock groups_lock_;
+  std::vector<std::unique_ptr<group_entry>> groups_;               // guarded by groups_lock_
+  std::unordered_map<const void*, group_entry*> by_key_;           // guarded by groups_lock_
+  // Balancer thread only: the node of the last sample of each page (the two-stage filter).
+  std::unordered_map<std::uintptr_t, page_run> last_node_;
+  std::uint64_t dropped_seen_ = 0;
+  // Written by the balancer thread (relaxed), read by stats: a figure, no ordering.
+  sync::native::atomic<std::int64_t> period_ms_;
+  // Futex word: 1 asks the thread to stop. Written by stop() (release), read by the thread
+  // (acquire) between periods; the futex wait returns early when it changes.
+  sync::native::atomic<std::uint32_t> stop_{0};
+  std::thread thread_;
+};
+
+}  // namespace rt::numa

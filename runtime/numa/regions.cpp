@@ -1,0 +1,389 @@
+#include "numa/regions.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "core/assert.hpp"
+#include "numa/context.hpp"
+#include "numa/fault_sampler.hpp"
+
+namespace rt::numa {
+
+namespace detail {
+
+// A page's protection state (I-SAMPLE-4).
+enum : std::uint8_t { kOpen = 0, kProtected = 1, kRestoring = 2 };
+
+struct region_state {
+  const void* key;
+  const region_registry* owner;
+  std::uintptr_t start;  // the pointer given to add(): remove() finds the region by it
+  std::uintptr_t lo;     // page-aligned bounds, [lo, hi)
+  std::uintptr_t hi;
+  std::size_t page;
+  std::size_t pages;
+  // Per page. node: written by add() and set_page_node() (relaxed), read by handlers and
+  // note_access (relaxed): a stale node in one sample is harmless. state: I-SAMPLE-4.
+  std::unique_ptr<sync::native::atomic<std::int16_t>[]> node;
+  std::unique_ptr<sync::native::atomic<std::uint8_t>[]> state;
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::region_state;
+using sync::native;
+
+// The immutable view the handler reads: every region of every registry, sorted by address.
+struct snapshot {
+  std::vector<const region_state*> by_lo;
+};
+
+// The directory of the process (I-SAMPLE-2). g_write_mu serialises the writers (add/remove of
+// any registry). g_snap: written (exchange) by writers under g_write_mu, read by readers
+// (handlers, note_access, page_node) inside a read section. g_epoch: written by writers under
+// g_write_mu, read by readers as they enter. g_readers[e]: readers of epoch parity e, RMW by
+// readers, read by the writer waiting out a grace period. All seq_cst: the grace argument of
+// I-SAMPLE-3 is about their single total order.
+constinit std::mutex g_write_mu;
+constinit native::atomic<const snapshot*> g_snap{nullptr};
+constinit native::atomic<std::uint32_t> g_epoch{0};
+struct alignas(sync::kCacheLine) reader_count {
+  native::atomic<std::uint64_t> n{0};
+};
+constinit reader_count g_readers[2];
+// Written by writers under g_write_mu, read relaxed by handlers (I-SAMPLE-10).
+constinit native::atomic<std::uint64_t> g_generation{0};
+
+// A reader's critical section (I-SAMPLE-3): between its constructor and destructor the
+// snapshot it loaded, and every region in it, stay allocated. Async-signal-safe (lock-free
+// RMWs only), and nestable (a handler interrupting a note_access on the same thread).
+class read_section {
+ public:
+  read_section() noexcept {
+    for (;;) {
+      e_ = g_epoch.load(native::seq_cst) & 1u;
+      g_readers[e_].n.fetch_add(1, native::seq_cst);
+      if ((g_epoch.load(native::seq_cst) & 1u) == e_) break;
+      g_readers[e_].n.fetch_sub(1, native::seq_cst);  // a writer flipped meanwhile: join the new epoch
+    }
+    snap_ = g_snap.load(native::seq_cst);
+  }
+  ~read_section() { g_readers[e_].n.fetch_sub(1, native::seq_cst); }
+  read_section(const read_section&) = delete;
+  read_section& operator=(const read_section&) = delete;
+  const snapshot* get() const noexcept { return snap_; }
+
+ private:
+  std::uint32_t e_ = 0;
+  const snapshot* snap_ = nullptr;
+};
+
+// Writer side, under g_write_mu: publishes `next` (null for "no regions"), waits until no
+// reader can hold the previous snapshot or anything it points to, then frees it and `gone`.
+void publish(std::unique_ptr<snapshot> next, std::vector<std::unique_ptr<region_state>> gone) {
+  const snapshot* old = g_snap.exchange(next.release(), native::seq_cst);
+  g_generation.fetch_add(1, native::relaxed);
+  const std::uint32_t e = g_epoch.load(native::relaxed);
+  g_epoch.store(e + 1, native::seq_cst);
+  // I-SAMPLE-3: readers that may hold `old` counted themselves in g_readers[e & 1] before the
+  // flip; later readers see the new epoch and the new snapshot. A reader section is a few
+  // loads and at most one mprotect: yielding, not sleeping, is enough.
+  while (g_readers[e & 1u].n.load(native::seq_cst) != 0) std::this_thread::yield();
+  delete old;
+  gone.clear();
+}
+
+// The first region (by address) whose end is above addr. Async-signal-safe: no allocation.
+const region_state* first_ending_above(const snapshot* s, std::uintptr_t addr) noexcept {
+  if (s == nullptr) return nullptr;
+  const auto it = std::upper_bound(s->by_lo.begin(), s->by_lo.end(), addr,
+                                   [](std::uintptr_t a, const region_state* r) { return a < r->hi; });
+  return it == s->by_lo.end() ? nullptr : *it;
+}
+
+// The region holding addr, or null.
+const region_state* find(const snapshot* s, std::uintptr_t addr) noexcept {
+  const region_state* r = first_ending_above(s, addr);
+  return r != nullptr && r->lo <= addr ? r : nullptr;
+}
+
+std::string hex(std::uintptr_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string range(std::uintptr_t lo, std::uintptr_t hi) { return "[" + hex(lo) + ", " + hex(hi) + ")"; }
+
+void check_node(const char* who, int node) {
+  if (node < -1 || node > INT16_MAX)
+    throw std::invalid_argument(std::string(who) + ": node " + std::to_string(node) + " is outside [-1, 32767]");
+}
+
+std::size_t system_page() {
+  const long p = ::sysconf(_SC_PAGESIZE);
+  RT_ASSERT(p > 0 && (p & (p - 1)) == 0, "I-SAMPLE-4", "sysconf(_SC_PAGESIZE) is not a power of two");
+  return static_cast<std::size_t>(p);
+}
+
+// A copy of the current snapshot with `drop` removed and `add` inserted (either may be empty).
+std::unique_ptr<snapshot> rebuilt(const std::vector<const region_state*>& drop, const region_state* add) {
+  auto next = std::make_unique<snapshot>();
+  if (const snapshot* cur = g_snap.load(native::relaxed); cur != nullptr) {  // writer: under g_write_mu
+    next->by_lo.reserve(cur->by_lo.size() + 1);
+    for (const region_state* r : cur->by_lo)
+      if (std::find(drop.begin(), drop.end(), r) == drop.end()) next->by_lo.push_back(r);
+  }
+  if (add != nullptr) {
+    const auto at = std::lower_bound(next->by_lo.begin(), next->by_lo.end(), add->lo,
+                                     [](const region_state* r, std::uintptr_t lo) { return r->lo < lo; });
+    next->by_lo.insert(at, add);
+  }
+  if (next->by_lo.empty()) return nullptr;
+  return next;
+}
+
+}  // namespace
+
+region_registry::region_registry(sampling_mode mode) : mode_(mode), page_(system_page()) {}
+
+region_registry::~region_registry() {
+  sync::exclusive_guard g(lock_);
+  retire_locked(std::move(regions_));
+}
+
+void region_registry::add(const void* key, void* p, std::size_t bytes, int node) {
+  const auto start = reinterpret_cast<std::uintptr_t>(p);
+  if (key == nullptr) throw std::invalid_argument("numa::region_registry::add: the group key is null");
+  if (bytes == 0) throw std::invalid_argument("rt::register_region: empty range (0 bytes at " + hex(start) + ")");
+  if (p == nullptr) throw std::invalid_argument("rt::register_region: null pointer");
+  if (bytes > UINTPTR_MAX - page_ || start > UINTPTR_MAX - page_ - bytes)
+    throw std::invalid_argument("rt::register_region: range at " + hex(start) + " of " + std::to_string(bytes) +
+                                " bytes wraps around the address space");
+  check_node("rt::register_region", node);
+  auto r = std::make_unique<region_state>();
+  r->key = key;
+  r->owner = this;
+  r->start = start;
+  r->lo = start & ~(page_ - 1);
+  r->hi = (start + bytes + page_ - 1) & ~(page_ - 1);
+  r->page = page_;
+  r->pages = (r->hi - r->lo) / page_;
+  r->node = std::make_unique<sync::native::atomic<std::int16_t>[]>(r->pages);
+  r->state = std::make_unique<sync::native::atomic<std::uint8_t>[]>(r->pages);
+  for (std::size_t i = 0; i < r->pages; ++i) {
+    r->node[i].store(static_cast<std::int16_t>(node), native::relaxed);
+    r->state[i].store(detail::kOpen, native::relaxed);
+  }
+
+  sync::exclusive_guard g(lock_);
+  std::lock_guard<std::mutex> w(g_write_mu);
+  if (const region_state* other = first_ending_above(g_snap.load(native::relaxed), r->lo);
+      other != nullptr && other->lo < r->hi)
+    throw std::invalid_argument("rt::register_region: " + range(start, start + bytes) + " (pages " +
+                                range(r->lo, r->hi) + ") overlaps the registered region " +
+                                range(other->lo, other->hi) + (other->key == key ? " of the same group" : "") +
+                                (other->owner == this ? "" : " of another runtime"));
+  const region_state* added = r.get();
+  publish(rebuilt({}, added), {});
+  const auto at = std::lower_bound(regions_.begin(), regions_.end(), added->lo,
+                                   [](const auto& x, std::uintptr_t lo) { return x->lo < lo; });
+  regions_.insert(at, std::move(r));
+}
+
+void region_registry::remove(const void* key, void* p) {
+  const auto start = reinterpret_cast<std::uintptr_t>(p);
+  sync::exclusive_guard g(lock_);
+  const auto it = std::find_if(regions_.begin(), regions_.end(),
+                               [&](const auto& r) { return r->key == key && r->start == start; });
+  if (it == regions_.end())
+    throw std::invalid_argument("rt::unregister_region: no region of this group starts at " + hex(start));
+  std::vector<std::unique_ptr<region_state>> gone;
+  gone.push_back(std::move(*it));
+  regions_.erase(it);
+  retire_locked(std::move(gone));
+}
+
+std::size_t region_registry::remove_all(const void* key) {
+  sync::exclusive_guard g(lock_);
+  std::vector<std::unique_ptr<region_state>> gone;
+  for (auto& r : regions_)
+    if (r->key == key) gone.push_back(std::move(r));
+  std::erase(regions_, nullptr);
+  const std::size_t n = gone.size();
+  if (n != 0) retire_locked(std::move(gone));
+  return n;
+}
+
+// Under lock_ exclusively: restores access to `gone`, drops them from the directory and frees
+// them after the grace period (I-SAMPLE-3).
+void region_registry::retire_locked(std::vector<std::unique_ptr<region_state>> gone) {
+  if (gone.empty()) return;
+  std::vector<const region_state*> drop;
+  drop.reserve(gone.size());
+  for (const auto& r : gone) {
+    // Restore first: a thread that faults on one of these pages from now on either finds
+    // the region (and the page restoring or open) or, after the publication below, a retry
+    // that succeeds (I-SAMPLE-10). Fails only for memory freed while registered: ignored.
+    ::mprotect(reinterpret_cast<void*>(r->lo), r->hi - r->lo, PROT_READ | PROT_WRITE);
+    drop.push_back(r.get());
+  }
+  std::lock_guard<std::mutex> w(g_write_mu);
+  publish(rebuilt(drop, nullptr), std::move(gone));
+  cursor_ = 0;
+}
+
+scan_result region_registry::protect_next_window(std::size_t pages) {
+  if (mode_ == sampling_mode::explicit_only) return {scan_outcome::disabled, 0, 0};
+  // I-SAMPLE-1 (seed 000 patch 4, down_read_trylock in task_numa_work): never wait behind a
+  // writer; the next period tries again.
+  if (!lock_.try_lock_shared()) {
+    periods_skipped_.fetch_add(1, native::relaxed);
+    return {scan_outcome::skipped, 0, 0};
+  }
+  struct unlock_at_exit {
+    sync::rwlock& l;
+    ~unlock_at_exit() { l.unlock_shared(); }
+  } unlock{lock_};
+  install_fault_handler();  // I-SAMPLE-11: before the first page is protected; then keeps it first
+  periods_scanned_.fetch_add(1, native::relaxed);
+
+  std::size_t total = 0;
+  for (const auto& r : regions_) total += r->pages;
+  std::size_t budget = std::min(pages, total);
+  scan_result res{scan_outcome::scanned, 0, budget};
+  if (budget == 0) return res;
+
+  // The region holding the cursor, or the first one above it, or (wrap) the first.
+  std::size_t idx = static_cast<std::size_t>(
+      std::upper_bound(regions_.begin(), regions_.end(), cursor_,
+                       [](std::uintptr_t a, const auto& r) { return a < r->hi; }) -
+      regions_.begin());
+  if (idx == regions_.size()) idx = 0;
+  std::uintptr_t cursor = std::max(cursor_, regions_[idx]->lo);
+  if (cursor >= regions_[idx]->hi) cursor = regions_[idx]->lo;
+
+  while (budget > 0) {
+    const region_state& r = *regions_[idx];
+    const std::size_t first = (cursor - r.lo) / page_;
+    const std::size_t n = std::min(budget, r.pages - first);
+    // Mark, then protect each run of newly marked pages with one mprotect (I-SAMPLE-4: the
+    // state says protected before the page can fault).
+    std::size_t run = first;
+    auto flush = [&](std::size_t end) {
+      if (end == run) return;
+      void* at = reinterpret_cast<void*>(r.lo + run * page_);
+      if (::mprotect(at, (end - run) * page_, PROT_NONE) == 0) {
+        res.pages_protected += end - run;
+      } else {
+        protect_failures_.fetch_add(1, native::relaxed);
+        for (std::size_t i = run; i < end; ++i) r.state[i].store(detail::kOpen, native::release);
+      }
+    };
+    for (std::size_t i = first; i < first + n; ++i) {
+      std::uint8_t open = detail::kOpen;
+      if (!r.state[i].compare_exchange_strong(open, detail::kProtected, native::acq_rel, native::relaxed)) {
+        flush(i);  // already protected, or a handler is restoring it: leave it alone
+        run = i + 1;
+      }
+    }
+    flush(first + n);
+    budget -= n;
+    if (first + n == r.pages) {
+      idx = (idx + 1) % regions_.size();
+      cursor = regions_[idx]->lo;
+    } else {
+      cursor = r.lo + (first + n) * page_;
+    }
+  }
+  cursor_ = cursor;
+  pages_protected_.fetch_add(res.pages_protected, native::relaxed);
+  return res;
+}
+
+bool region_registry::set_page_node(const void* p, int node) {
+  check_node("numa::region_registry::set_page_node", node);
+  const read_section rs;
+  const region_state* r = find(rs.get(), reinterpret_cast<std::uintptr_t>(p));
+  if (r == nullptr || r->owner != this) return false;
+  r->node[(reinterpret_cast<std::uintptr_t>(p) - r->lo) / r->page].store(static_cast<std::int16_t>(node),
+                                                                           native::relaxed);
+  return true;
+}
+
+registry_counters region_registry::counters() const {
+  registry_counters c;
+  c.periods_scanned = periods_scanned_.load(native::relaxed);
+  c.periods_skipped = periods_skipped_.load(native::relaxed);
+  c.pages_protected = pages_protected_.load(native::relaxed);
+  c.protect_failures = protect_failures_.load(native::relaxed);
+  const read_section rs;
+  if (const snapshot* s = rs.get(); s != nullptr)
+    for (const region_state* r : s->by_lo)
+      if (r->owner == this) {
+        ++c.regions;
+        c.pages += r->pages;
+      }
+  return c;
+}
+
+access_result note_access(const void* p) noexcept {
+  const thread_context ctx = current_context();
+  if (ctx.ring == nullptr) return access_result::no_context;
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  const read_section rs;
+  const region_state* r = find(rs.get(), addr);
+  if (r == nullptr) return access_result::not_in_region;
+  const std::size_t i = (addr - r->lo) / r->page;
+  const sample s{ctx.running_group, r->key, r->lo + i * r->page, r->node[i].load(native::relaxed),
+                 static_cast<std::int16_t>(ctx.node)};
+  return ctx.ring->push(s) == push_result::pushed ? access_result::sampled : access_result::dropped;
+}
+
+std::optional<int> page_node(const void* p) noexcept {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  const read_section rs;
+  const region_state* r = find(rs.get(), addr);
+  if (r == nullptr) return std::nullopt;
+  return r->node[(addr - r->lo) / r->page].load(native::relaxed);
+}
+
+namespace detail {
+
+fault_outcome take_fault(std::uintptr_t addr) noexcept {
+  const read_section rs;
+  const region_state* r = find(rs.get(), addr);
+  if (r == nullptr) return fault_outcome::not_ours;
+  const std::size_t i = (addr - r->lo) / r->page;
+  // I-SAMPLE-4: exactly one faulting thread wins protected -> restoring and samples.
+  std::uint8_t seen = kProtected;
+  if (!r->state[i].compare_exchange_strong(seen, kRestoring, native::acq_rel, native::acquire))
+    return seen == kRestoring ? fault_outcome::in_progress : fault_outcome::not_ours;
+  const std::uintptr_t page = r->lo + i * r->page;
+  // mprotect is not on POSIX's async-signal-safe list, but on Linux it is a plain system call
+  // (no lock in user space, no allocation): safe in a handler in practice (I-SAMPLE-9).
+  const int rc = ::mprotect(reinterpret_cast<void*>(page), r->page, PROT_READ | PROT_WRITE);
+  r->state[i].store(kOpen, native::release);
+  if (rc != 0) return fault_outcome::restore_failed;
+  const thread_context ctx = current_context();
+  if (ctx.ring == nullptr) return fault_outcome::no_context;
+  const sample s{ctx.running_group, r->key, page, r->node[i].load(native::relaxed),
+                 static_cast<std::int16_t>(ctx.node)};
+  return ctx.ring->push(s) == push_result::pushed ? fault_outcome::sampled : fault_outcome::dropped;
+}
+
+std::uint64_t snapshot_generation() noexcept { return g_generation.load(native::relaxed); }
+
+}  // namespace detail
+
+}  // namespace rt::numa

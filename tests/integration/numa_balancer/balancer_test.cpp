@@ -1,0 +1,210 @@
+// The balancer end to end: numa_alloc, regions, samples (hinting faults or note_access), the
+// group's preferred node, and a period that never waits for a writer (I-BAL-1).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "rt/rt.hpp"
+#include "worker/scheduler.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+rt::config opteron(const std::string& tune = "") {
+  rt::config c;
+  c.topology = rt::topology_source::xml(std::string(NUMART_TOPOLOGY_DIR) + "/64amd64-4p2n4ca2co.xml");
+  c.workers = 16;
+  c.tune = "numa_scan_period_min_ms=5,numa_scan_period_max_ms=20" + (tune.empty() ? "" : "," + tune);
+  return c;
+}
+
+std::uint64_t total(const rt::runtime& r, const char* name) { return r.stats().total(name); }
+
+// Spawns chains of tasks into `g` that touch `data` (and, with `explicit_samples`, call
+// note_access) until `stop`; waits for them when destroyed.
+class toucher {
+ public:
+  toucher(rt::runtime& r, rt::group& g, unsigned char* data, std::size_t bytes, bool explicit_samples)
+      : r_(r), g_(g), data_(data), bytes_(bytes), explicit_(explicit_samples) {
+    for (int c = 0; c < 2; ++c) {
+      live_.fetch_add(1);
+      r_.spawn(g_, [this, c] { step(static_cast<std::uint64_t>(c) * 7919 + 1); }).detach();
+    }
+  }
+  ~toucher() {
+    stop_.store(true);
+    while (live_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
+ private:
+  void step(std::uint64_t x) {
+    if (stop_.load(std::memory_order_relaxed)) {
+      live_.fetch_sub(1);
+      return;
+    }
+    for (int i = 0; i < 64; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      unsigned char* p = data_ + (x >> 33) % bytes_;
+      *p = static_cast<unsigned char>(*p + 1);
+      if (explicit_) rt::note_access(p);
+    }
+    r_.spawn(g_, [this, x] { step(x); }).detach();
+  }
+  rt::runtime& r_;
+  rt::group& g_;
+  unsigned char* data_;
+  std::size_t bytes_;
+  bool explicit_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> live_{0};
+};
+
+// Waits (liveness, not timing: the deadline only turns a hang into a failure) for `pred`.
+template <class P>
+bool eventually(P pred) {
+  const auto deadline = clock_type::now() + std::chrono::seconds(60);
+  while (clock_type::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+void learns_the_data_node(const std::string& tune, bool explicit_samples) {
+  rt::runtime r{opteron(tune)};
+  rt::group g{r, "data-on-5"};
+  const std::size_t bytes = 1u << 20;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{5}));
+  std::memset(data, 0, bytes);
+  ASSERT_EQ(rt::node_of(data).value, 5);
+  rt::register_region(g, data, bytes);
+  {
+    toucher t(r, g, data, bytes, explicit_samples);
+    // Preferred: by where the memory is (the group's mem faults). Active: by where its tasks
+    // ran (cpu faults, the kernel's numa_group_count_active_nodes), which the placement then
+    // brings to node 5 too.
+    const auto active_has_5 = [&] {
+      for (rt::node_id n : g.active_nodes())
+        if (n.value == 5) return true;
+      return false;
+    };
+    EXPECT_TRUE(eventually([&] { return g.preferred_node().value == 5 && active_has_5(); }))
+        << "preferred node " << g.preferred_node().value << " after " << total(r, "numa_samples") << " samples";
+  }
+  EXPECT_GT(total(r, "numa_samples"), 0u);
+  rt::unregister_region(g, data);
+  rt::numa_free(data);
+}
+
+// Page migration off: the memory stays on node 5, the work must come to it.
+TEST(NumaBalancer, FaultSamplesTeachAGroupWhereItsDataIs) {
+  learns_the_data_node("NO_PAGE_MIGRATION", false);
+}
+
+TEST(NumaBalancer, ExplicitSamplesWorkWithFaultSamplingOff) {
+  learns_the_data_node("NO_PAGE_MIGRATION,NO_FAULT_SAMPLING", true);
+}
+
+// Page migration on, virtual topology: the pages' node tags follow the workers that keep
+// touching them (emulated migration, ADR 0011), onto the group's active nodes.
+TEST(NumaBalancer, PagesFollowTheirGroupInVirtualMode) {
+  rt::runtime r{opteron("NO_FAULT_SAMPLING")};
+  rt::group g{r, "g"};
+  const std::size_t bytes = 256u << 10;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{5}));
+  std::memset(data, 0, bytes);
+  rt::register_region(g, data, bytes);
+  {
+    toucher t(r, g, data, bytes, true);
+    EXPECT_TRUE(eventually([&] { return total(r, "numa_pages_migrated") > 0; }));
+  }
+  int moved = 0;
+  for (std::size_t i = 0; i < bytes; i += 4096) {
+    const int n = rt::node_of(data + i).value;
+    EXPECT_TRUE(n >= 0 && n < 8) << "page " << i / 4096 << " on node " << n;
+    if (n != 5) ++moved;
+  }
+  EXPECT_GT(moved, 0);
+  rt::unregister_region(g, data);
+  EXPECT_EQ(rt::node_of(data).value, 5);  // outside a region: the arena's node again
+  rt::numa_free(data);
+}
+
+TEST(NumaBalancer, NoFaultSamplingProtectsNothing) {
+  rt::runtime r{opteron("NO_FAULT_SAMPLING")};
+  rt::group g{r, "g"};
+  const std::size_t bytes = 256u << 10;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{2}));
+  rt::register_region(g, data, bytes);
+  EXPECT_TRUE(eventually([&] { return total(r, "numa_passes") >= 3; }));
+  EXPECT_EQ(total(r, "numa_pages_protected"), 0u);
+  rt::unregister_region(g, data);
+  rt::numa_free(data);
+}
+
+// I-BAL-1: while a writer holds the region registry for many periods, the balancer keeps
+// running its periods (skipping the window) and spawns go on; nothing waits for the writer.
+TEST(NumaBalancer, AHeldRegistryNeverBlocksTheBalancer) {
+  rt::runtime r{opteron()};
+  rt::group g{r, "g"};
+  const std::size_t bytes = 256u << 10;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{1}));
+  rt::register_region(g, data, bytes);
+  {
+    r.impl().regions().lock().lock();
+    const std::uint64_t passes = total(r, "numa_passes");
+    const std::uint64_t skipped = total(r, "numa_periods_skipped");
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 200; ++i) r.spawn([&ran] { ran.fetch_add(1); }).detach();
+    const bool progressed = eventually([&] {
+      return total(r, "numa_passes") >= passes + 5 && total(r, "numa_periods_skipped") >= skipped + 5 && ran.load() == 200;
+    });
+    r.impl().regions().lock().unlock();
+    EXPECT_TRUE(progressed) << "passes " << total(r, "numa_passes") - passes << ", skipped "
+                            << total(r, "numa_periods_skipped") - skipped << ", tasks " << ran.load();
+  }
+  rt::unregister_region(g, data);
+  rt::numa_free(data);
+}
+
+TEST(NumaBalancer, BadInputGetsClearErrors) {
+  rt::runtime r{opteron()};
+  rt::group g{r, "g"};
+  EXPECT_THROW(static_cast<void>(r.numa_alloc(64, rt::node_id{8})), std::invalid_argument);
+  EXPECT_THROW(static_cast<void>(r.node_distance(rt::node_id{0}, rt::node_id{9})), std::invalid_argument);
+  EXPECT_EQ(r.node_distance(rt::node_id{0}, rt::node_id{3}), 22);
+  void* p = r.numa_alloc(1u << 16, rt::node_id{3});
+  rt::register_region(g, p, 1u << 16);
+  EXPECT_THROW(rt::register_region(g, p, 4096), std::invalid_argument);       // overlap
+  EXPECT_THROW(rt::unregister_region(g, static_cast<char*>(p) + 4096), std::invalid_argument);
+  EXPECT_THROW(rt::register_region(g, nullptr, 0), std::invalid_argument);    // empty
+  rt::unregister_region(g, p);
+  rt::numa_free(p);
+  void* m = std::malloc(64);
+  EXPECT_EQ(rt::node_of(m).value, -1);
+  std::free(m);
+  EXPECT_EQ(rt::current_node().value, -1);  // not a worker
+  EXPECT_EQ(r.spawn([] { return rt::current_node().value; }).join() >= 0, true);
+}
+
+// A group that dies with its regions registered unregisters them: every page is open again.
+TEST(NumaBalancer, ADyingGroupGivesItsPagesBack) {
+  rt::runtime r{opteron("numa_scan_size_pages=4096")};
+  const std::size_t bytes = 1u << 20;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{4}));
+  {
+    rt::group g{r, "short-lived"};
+    rt::register_region(g, data, bytes);
+    EXPECT_TRUE(eventually([&] { return total(r, "numa_pages_protected") > 0; }));
+  }
+  for (std::size_t i = 0; i < bytes; i += 4096) data[i] = 1;  // from the main thread: no context
+  rt::numa_free(data);
+}
+
+}  // namespace

@@ -1,0 +1,209 @@
+// Protected windows and the SIGSEGV handler in a live process: one sample per page, the data
+// intact, threads without a context, concurrent faults on the same pages, removal while
+// protected, a fault inside a push (re-entrancy).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "numa/fault_sampler.hpp"
+#include "numa/regions.hpp"
+#include "sampling_support.hpp"
+
+namespace {
+
+using namespace rt::numa;
+using sampling_test::mapping;
+using sampling_test::page;
+using sampling_test::read_byte;
+using sampling_test::write_byte;
+
+int key_region = 0, key_task = 0;
+
+void fill(const mapping& m) {
+  for (std::size_t i = 0; i < m.bytes(); ++i) m.data()[i] = static_cast<char>(i * 7 + 3);
+}
+
+void expect_filled(const mapping& m, std::size_t skip_page_offset_0) {
+  for (std::size_t i = 0; i < m.bytes(); ++i) {
+    if (i % page() == 0 && skip_page_offset_0 != 0) continue;
+    ASSERT_EQ(m.data()[i], static_cast<char>(i * 7 + 3)) << "byte " << i;
+  }
+}
+
+TEST(Faults, EachProtectedPageGivesExactlyOneSampleAndTheDataIsIntact) {
+  mapping m(8);
+  fill(m);
+  region_registry reg;
+  reg.add(&key_region, m.data(), m.bytes(), 1);
+  const fault_counters before = fault_stats();
+  const scan_result r = reg.protect_next_window(8);
+  EXPECT_EQ(r.outcome, scan_outcome::scanned);
+  EXPECT_EQ(r.pages_protected, 8u);
+  EXPECT_EQ(r.pages_visited, 8u);
+  EXPECT_TRUE(fault_handler_installed());
+
+  sample_ring ring(64);
+  std::vector<char> seen;
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] {
+    for (std::size_t i = 0; i < 8; ++i) {
+      seen.push_back(read_byte(m.page_at(i) + 1));  // faults: sample, restore
+      seen.push_back(read_byte(m.page_at(i) + 2));  // no fault
+      write_byte(m.page_at(i), static_cast<char>(100 + i));
+      write_byte(m.page_at(i), static_cast<char>(100 + i));
+    }
+  });
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(got[i].page, reinterpret_cast<std::uintptr_t>(m.page_at(i)));
+    EXPECT_EQ(got[i].group, &key_task);
+    EXPECT_EQ(got[i].region_group, &key_region);
+    EXPECT_EQ(got[i].mem_node, 1);
+    EXPECT_EQ(got[i].cpu_node, 0);
+    EXPECT_EQ(seen[2 * i], static_cast<char>((i * page() + 1) * 7 + 3));
+    EXPECT_EQ(seen[2 * i + 1], static_cast<char>((i * page() + 2) * 7 + 3));
+    EXPECT_EQ(m.page_at(i)[0], static_cast<char>(100 + i));
+  }
+  expect_filled(m, 1);
+  EXPECT_EQ(fault_stats().sampled - before.sampled, 8u);
+  EXPECT_EQ(ring.counters().pushed, 8u);
+}
+
+TEST(Faults, TheWindowWalksRoundRobinAndSkipsProtectedPages) {
+  mapping m(8);
+  region_registry reg;
+  reg.add(&key_region, m.data(), 5 * page(), 0);
+  reg.add(&key_region, m.page_at(6), 2 * page(), 1);  // two regions, 7 pages
+  EXPECT_EQ(reg.protect_next_window(3).pages_protected, 3u);  // pages 0-2
+  EXPECT_EQ(reg.protect_next_window(3).pages_protected, 3u);  // 3-4, 6
+  const scan_result third = reg.protect_next_window(3);        // 7, then 0-1 (already protected)
+  EXPECT_EQ(third.pages_protected, 1u);
+  EXPECT_EQ(third.pages_visited, 3u);
+  EXPECT_EQ(reg.protect_next_window(100).pages_visited, 7u);  // at most once around
+  sample_ring ring(64);
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] {
+    for (std::size_t i = 0; i < 8; ++i) write_byte(m.page_at(i), 1);
+  });
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 7u);
+  EXPECT_EQ(got[5].page, reinterpret_cast<std::uintptr_t>(m.page_at(6)));
+  EXPECT_EQ(got[5].mem_node, 1);
+  EXPECT_EQ(reg.counters().pages_protected, 7u);
+}
+
+TEST(Faults, AThreadWithoutAContextIsRestoredWithoutASample) {
+  mapping m(4);
+  fill(m);
+  region_registry reg;
+  reg.add(&key_region, m.data(), m.bytes(), 0);
+  ASSERT_EQ(reg.protect_next_window(4).pages_protected, 4u);
+  const fault_counters before = fault_stats();
+  std::thread t([&] {
+    for (std::size_t i = 0; i < 4; ++i) write_byte(m.page_at(i), read_byte(m.page_at(i)));
+  });
+  t.join();
+  EXPECT_EQ(fault_stats().without_context - before.without_context, 4u);
+  EXPECT_EQ(fault_stats().sampled, before.sampled);
+  expect_filled(m, 0);
+}
+
+TEST(Faults, PagesSetToANewNodeSaySoInTheirSamples) {
+  mapping m(2);
+  region_registry reg;
+  reg.add(&key_region, m.data(), m.bytes(), 0);
+  ASSERT_TRUE(reg.set_page_node(m.page_at(1), 5));
+  region_registry other;
+  EXPECT_FALSE(other.set_page_node(m.page_at(1), 5));  // not its region
+  EXPECT_THROW(reg.set_page_node(m.page_at(1), -2), std::invalid_argument);
+  reg.protect_next_window(2);
+  sample_ring ring(64);
+  sampling_test::run_as_worker(ring, 3, nullptr, [&] { write_byte(m.page_at(1), 1); });
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].mem_node, 5);
+  EXPECT_EQ(got[0].cpu_node, 3);
+  EXPECT_EQ(got[0].group, nullptr);
+}
+
+TEST(Faults, ConcurrentTouchesOfTheSamePagesSampleEachPageOnce) {
+  constexpr std::size_t kPages = 64;
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 20;
+  mapping m(kPages);
+  region_registry reg;
+  reg.add(&key_region, m.data(), m.bytes(), 0);
+  std::vector<std::unique_ptr<sample_ring>> rings;
+  for (int t = 0; t < kThreads; ++t) rings.push_back(std::make_unique<sample_ring>(kPages * kRounds));
+  std::map<std::uintptr_t, int> per_page;
+  for (int round = 0; round < kRounds; ++round) {
+    ASSERT_EQ(reg.protect_next_window(kPages).pages_protected, kPages);
+    std::atomic<int> go{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        enter_sampling(rings[t].get(), t);
+        go.fetch_add(1);
+        while (go.load() < kThreads) std::this_thread::yield();
+        for (std::size_t i = 0; i < kPages; ++i) write_byte(m.page_at((i + t * 16) % kPages) + t, 1);
+        leave_sampling();
+      });
+    for (auto& t : ts) t.join();
+  }
+  for (auto& r : rings)
+    r->drain([&](const sample& s) { ++per_page[s.page]; });
+  ASSERT_EQ(per_page.size(), kPages);
+  for (const auto& [p, n] : per_page) EXPECT_EQ(n, kRounds) << "page " << std::hex << p;
+}
+
+TEST(Faults, RemovingARegionRestoresItsProtectedPages) {
+  mapping m(4);
+  fill(m);
+  sample_ring ring(64);
+  {
+    region_registry reg;
+    reg.add(&key_region, m.data(), 2 * page(), 0);
+    reg.add(&key_task, m.page_at(2), 2 * page(), 0);
+    ASSERT_EQ(reg.protect_next_window(4).pages_protected, 4u);
+    reg.remove(&key_region, m.data());
+    EXPECT_EQ(reg.remove_all(&key_task), 1u);
+    ASSERT_EQ(reg.protect_next_window(4).pages_protected, 0u);
+    reg.add(&key_region, m.data(), m.bytes(), 0);
+    ASSERT_EQ(reg.protect_next_window(4).pages_protected, 4u);
+  }  // the destructor removes what is left
+  const fault_counters before = fault_stats();
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] {
+    for (std::size_t i = 0; i < 4; ++i) write_byte(m.page_at(i) + 1, read_byte(m.page_at(i) + 1));
+  });
+  EXPECT_TRUE(sampling_test::drain(ring).empty());
+  EXPECT_EQ(fault_stats().sampled, before.sampled);
+  EXPECT_EQ(fault_stats().retried, before.retried);
+  expect_filled(m, 0);
+}
+
+// I-SAMPLE-7: a fault inside the ring's own push (the sample being pushed lives on a
+// protected page) runs the handler in the middle of the push; its sample is dropped and
+// counted, and the interrupted push completes.
+TEST(Faults, AFaultInsideAPushDropsTheHandlersSampleAndThePushCompletes) {
+  mapping m(1);
+  region_registry reg;
+  reg.add(&key_region, m.data(), m.bytes(), 0);
+  auto* s = new (m.data()) sample{&key_task, &key_region, 4242, 7, 8};
+  ASSERT_EQ(reg.protect_next_window(1).pages_protected, 1u);
+  sample_ring ring(64);
+  push_result res{};
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] { res = ring.push(*s); });
+  EXPECT_EQ(res, push_result::pushed);
+  const ring_counters c = ring.counters();
+  EXPECT_EQ(c.pushed, 1u);
+  EXPECT_EQ(c.dropped_reentrant, 1u);
+  EXPECT_EQ(c.dropped_full, 0u);
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].page, 4242u);
+}
+
+}  // namespace

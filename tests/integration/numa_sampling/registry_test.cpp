@@ -1,0 +1,120 @@
+// The region registry: argument checks, overlap, removal, page nodes, explicit samples.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "numa/regions.hpp"
+#include "sampling_support.hpp"
+
+namespace {
+
+using namespace rt::numa;
+using sampling_test::mapping;
+using sampling_test::page;
+
+int key_a = 0, key_b = 0, key_task = 0;
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST(Registry, RejectsAnEmptyRangeANullPointerAndABadNode) {
+  mapping m(2);
+  region_registry reg;
+  EXPECT_NE(message_of([&] { reg.add(&key_a, m.data(), 0, 0); }).find("empty range"), std::string::npos);
+  EXPECT_THROW(reg.add(&key_a, nullptr, 16, 0), std::invalid_argument);
+  EXPECT_THROW(reg.add(nullptr, m.data(), 16, 0), std::invalid_argument);
+  EXPECT_NE(message_of([&] { reg.add(&key_a, m.data(), 16, 40000); }).find("outside [-1, 32767]"), std::string::npos);
+  EXPECT_EQ(reg.counters().regions, 0u);
+}
+
+TEST(Registry, RoundsOutToPagesAndRejectsOverlapsAcrossGroupsAndRegistries) {
+  mapping m(4);
+  region_registry reg;
+  region_registry other;
+  // One byte in the middle of page 1 registers all of page 1.
+  reg.add(&key_a, m.page_at(1) + 100, 1, 0);
+  EXPECT_EQ(reg.counters().pages, 1u);
+  // Same page, other group: overlap after rounding.
+  const std::string msg = message_of([&] { reg.add(&key_b, m.page_at(1) + 200, 8, 0); });
+  EXPECT_NE(msg.find("overlaps the registered region"), std::string::npos) << msg;
+  // A range spanning pages 0..2 overlaps too, also from another registry.
+  EXPECT_NE(message_of([&] { other.add(&key_b, m.data(), 3 * page(), 0); }).find("of another runtime"),
+            std::string::npos);
+  // Adjacent pages are fine.
+  reg.add(&key_b, m.page_at(2), page(), 1);
+  other.add(&key_b, m.page_at(0), page(), 1);
+  EXPECT_EQ(reg.counters().regions, 2u);
+  EXPECT_EQ(other.counters().regions, 1u);
+}
+
+TEST(Registry, RemoveNeedsTheGroupAndTheStartAndRemoveAllTakesEveryRegionOfTheGroup) {
+  mapping m(4);
+  region_registry reg;
+  reg.add(&key_a, m.page_at(0), page(), 0);
+  reg.add(&key_a, m.page_at(1), page(), 0);
+  reg.add(&key_b, m.page_at(2), 2 * page(), 0);
+  EXPECT_NE(message_of([&] { reg.remove(&key_b, m.page_at(0)); }).find("no region of this group starts at"),
+            std::string::npos);
+  EXPECT_THROW(reg.remove(&key_b, m.page_at(3)), std::invalid_argument);  // inside, not the start
+  reg.remove(&key_b, m.page_at(2));
+  EXPECT_THROW(reg.remove(&key_b, m.page_at(2)), std::invalid_argument);  // already gone
+  EXPECT_EQ(reg.remove_all(&key_a), 2u);
+  EXPECT_EQ(reg.remove_all(&key_a), 0u);
+  EXPECT_EQ(reg.counters().regions, 0u);
+  // Everything is free again.
+  reg.add(&key_b, m.data(), m.bytes(), 0);
+}
+
+TEST(Registry, ExplicitSamplesWorkWithoutProtection) {
+  mapping m(3);
+  region_registry reg(sampling_mode::explicit_only);
+  reg.add(&key_a, m.data(), 2 * page(), 1);
+  ASSERT_TRUE(reg.set_page_node(m.page_at(1) + 5, 3));
+  EXPECT_EQ(page_node(m.page_at(0)), 1);
+  EXPECT_EQ(page_node(m.page_at(1) + 7), 3);
+  EXPECT_EQ(page_node(m.page_at(2)), std::nullopt);
+
+  EXPECT_EQ(note_access(m.data()), access_result::no_context);  // not a worker
+  sample_ring ring(64);
+  access_result in0{}, in1{}, outside{};
+  sampling_test::run_as_worker(ring, 2, &key_task, [&] {
+    in0 = note_access(m.data() + 17);
+    in1 = note_access(m.page_at(1) + 9);
+    outside = note_access(m.page_at(2));
+  });
+  EXPECT_EQ(in0, access_result::sampled);
+  EXPECT_EQ(in1, access_result::sampled);
+  EXPECT_EQ(outside, access_result::not_in_region);
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].group, &key_task);
+  EXPECT_EQ(got[0].region_group, &key_a);
+  EXPECT_EQ(got[0].page, reinterpret_cast<std::uintptr_t>(m.page_at(0)));
+  EXPECT_EQ(got[0].mem_node, 1);
+  EXPECT_EQ(got[0].cpu_node, 2);
+  EXPECT_EQ(got[1].page, reinterpret_cast<std::uintptr_t>(m.page_at(1)));
+  EXPECT_EQ(got[1].mem_node, 3);
+  // FAULT_SAMPLING off: the scan protects nothing.
+  const scan_result r = reg.protect_next_window(8);
+  EXPECT_EQ(r.outcome, scan_outcome::disabled);
+  EXPECT_EQ(r.pages_protected, 0u);
+  sampling_test::write_byte(m.data(), 1);  // would fault if protected
+}
+
+TEST(Registry, EnterSamplingRejectsANullRingAndABadNode) {
+  sample_ring ring(64);
+  EXPECT_THROW(enter_sampling(nullptr, 0), std::invalid_argument);
+  EXPECT_THROW(enter_sampling(&ring, -1), std::invalid_argument);
+  EXPECT_THROW(enter_sampling(&ring, 40000), std::invalid_argument);
+  EXPECT_EQ(current_context().ring, nullptr);
+  EXPECT_THROW(sample_ring(0), std::invalid_argument);
+}
+
+}  // namespace
