@@ -137,7 +137,9 @@ bool balancer::pass() {
   std::vector<std::size_t> member_begin;
   for (group_entry* t : tops) {
     member_begin.push_back(member_inputs.size());
-    for (group_entry* m : members[t->key]) member_inputs.push_back({&m->faults, m->node});
+    // I-BAL-3: a member that has samples is one busy chain of tasks: a worker's load.
+    for (group_entry* m : members[t->key])
+      member_inputs.push_back({&m->faults, m->node, m->faults.total_mem > 0 ? policy::kCapacityScale : 0});
   }
   std::vector<policy::numa_group_input> inputs;
   inputs.reserve(tops.size());

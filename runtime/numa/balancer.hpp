@@ -19,6 +19,7 @@
 #include "core/cpumask.hpp"
 #include "numa/regions.hpp"
 #include "numa/sample_ring.hpp"
+#include "policy/layout.hpp"
 #include "policy/numa_score.hpp"
 #include "sync/atomics.hpp"
 #include "sync/rwlock.hpp"

@@ -280,6 +280,38 @@ int numa_member_node(const numa_scorer& sc, std::span<const std::uint64_t> mem, 
   return best;
 }
 
+int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& active,
+                      int parent_preferred, std::vector<std::uint64_t>& member_load, const tun::settings& s) {
+  const std::uint64_t total = m.faults != nullptr ? m.faults->total_mem : 0;
+  if (total == 0) {
+    const int n = m.node >= 0 ? m.node : parent_preferred;
+    if (n >= 0) member_load[static_cast<std::size_t>(n)] += m.load;
+    return n;
+  }
+  core::cpumask candidates = active;
+  if (candidates.size() != static_cast<std::size_t>(sc.node_count()))
+    candidates = core::cpumask(static_cast<std::size_t>(sc.node_count()));
+  if (parent_preferred >= 0) {
+    int nearest = 0;
+    for (int n = 0; n < sc.node_count(); ++n) {
+      const int d = sc.distance(parent_preferred, n);
+      if (n != parent_preferred && sc.runs_work(n) && (nearest == 0 || d < nearest)) nearest = d;
+    }
+    for (int n = 0; n < sc.node_count(); ++n)
+      if (sc.runs_work(n) && (n == parent_preferred || sc.distance(parent_preferred, n) <= nearest))
+        candidates.set(static_cast<std::size_t>(n));
+  }
+  const int unconstrained = numa_member_node(sc, m.faults->mem, total, candidates, m.node, parent_preferred);
+  core::cpumask with_room(static_cast<std::size_t>(sc.node_count()));
+  candidates.for_each([&](std::size_t n) {
+    if (numa_move_fits(member_load[n], sc.capacity(static_cast<int>(n)), m.load, s)) with_room.set(n);
+  });
+  const int pick = with_room.empty() ? unconstrained
+                                     : numa_member_node(sc, m.faults->mem, total, with_room, m.node, parent_preferred);
+  member_load[static_cast<std::size_t>(pick)] += m.load;
+  return pick;
+}
+
 // ---------------------------------------------------------------------------------------------
 std::uint64_t numa_move_adds(const numa_capacity_input& in) {
   const std::uint64_t spread = std::max<std::uint64_t>(in.active, 1);
@@ -342,6 +374,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   std::vector<std::uint64_t> scores;
   std::vector<int> order;
   numa_locality_counts counts;
+  std::vector<std::uint64_t> member_load(n_nodes, 0);  // members placed so far, all groups
 
   for (const numa_group_input& g : in.groups) {
     // I-NUMA-2: the group's faults are its own plus its members'.
@@ -411,13 +444,10 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
         }
       }
     }
-    // I-NUMA-7: members choose among the parent's active nodes.
-    for (const numa_member_input& m : g.members) {
-      const std::span<const std::uint64_t> mem =
-          m.faults != nullptr ? std::span<const std::uint64_t>(m.faults->mem) : std::span<const std::uint64_t>();
-      const std::uint64_t total = m.faults != nullptr ? m.faults->total_mem : 0;
-      res.member_nodes.push_back(numa_member_node(sc, mem, total, d.active, m.node, d.preferred));
-    }
+    // I-NUMA-7, I-NUMA-11: members choose among the parent's active nodes and its island's
+    // edge, where there is room.
+    for (const numa_member_input& m : g.members)
+      res.member_nodes.push_back(numa_place_member(sc, m, d.active, d.preferred, member_load, s));
     res.groups.push_back(std::move(d));
   }
   res.scan_period_ms = numa_next_scan_period(in.scan_period_ms, counts, s);

@@ -172,7 +172,19 @@ std::int64_t numa_next_scan_period(std::int64_t current_ms, const numa_locality_
 struct numa_member_input {
   const numa_faults* faults = nullptr;  // its decayed faults; nullptr: no samples
   int node = -1;                        // its current node, -1 none
+  std::uint64_t load = 0;               // its work, kCapacityScale per busy worker (I-NUMA-11)
 };
+
+// Member placement with room (I-NUMA-11): the kernel spreads a numa_group's tasks over nodes
+// because its load balancer will not stack them on one node; numart's placement is strict
+// (I-WAKE-8, I-STEAL-13), so the pass itself spreads members. A member goes to the node of
+// `candidates` with the highest raw_score of its own mem faults (ties as numa_member_node)
+// among those where `member_load[n] + load` fits numa_move_fits; when none fits, to its
+// unconstrained best. Candidates: the parent's active nodes plus every node within the nearest
+// remote distance of the parent's preferred node (its island's edge), so that a full node
+// spills onto a neighbour, where memory and samples then follow. `member_load` accumulates.
+int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& active,
+                      int parent_preferred, std::vector<std::uint64_t>& member_load, const tun::settings& s);
 
 struct numa_group_input {
   const numa_faults* faults = nullptr;        // the group's own faults, outside any member

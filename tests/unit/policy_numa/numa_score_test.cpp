@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "policy/layout.hpp"
 #include "policy/numa_score.hpp"
 #include "topologies.hpp"
 
@@ -391,8 +392,9 @@ TEST(NumaPass, MembersAddUp) {
   EXPECT_TRUE(r.groups[0].active.test(2));
   EXPECT_FALSE(r.groups[0].active.test(1));
   ASSERT_EQ(r.member_nodes.size(), 4u);
-  // Member 3's own best is node 1 (100, vs 50 on 0), but 1 is not active: 0 (50) over 2 (0).
-  EXPECT_EQ(r.member_nodes, (std::vector<int>{0, 2, 0, 7}));
+  // Member 3's own best is node 1 (100, vs 50 on 0): 1 is not active but within the nearest
+  // distance (16) of the parent's preferred node 0, the island's edge (I-NUMA-11).
+  EXPECT_EQ(r.member_nodes, (std::vector<int>{0, 2, 1, 7}));
   // No samples anywhere in the counts: the period doubles.
   EXPECT_EQ(r.scan_period_ms, 200);
 }
@@ -423,6 +425,28 @@ TEST(NumaScanPeriod, Table) {
     SCOPED_TRACE(r.name);
     EXPECT_EQ(numa_next_scan_period(r.cur, r.c, s), r.next);
   }
+}
+
+
+// I-NUMA-11: members fill a node up to imbalance_pct_numa of its capacity, then spill onto the
+// island's edge. Opteron nodes hold 8 workers (8192); 125% of that is 10 one-worker members.
+TEST(NumaPass, MembersSpillOntoTheIslandEdgeWhenANodeIsFull) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  const tun::settings s;
+  numa_faults on0(8);
+  on0.add_sample(0, 0, 100);
+  core::cpumask active(8);
+  active.set(0);
+  std::vector<std::uint64_t> member_load(8, 0);
+  std::vector<int> nodes;
+  for (int i = 0; i < 12; ++i)
+    nodes.push_back(numa_place_member(sc, {&on0, -1, kCapacityScale}, active, 0, member_load, s));
+  EXPECT_EQ(nodes, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(member_load[0], 10u * kCapacityScale);
+  EXPECT_EQ(member_load[1], 2u * kCapacityScale);
+  // A member without samples keeps its node and still counts there.
+  EXPECT_EQ(numa_place_member(sc, {nullptr, 5, kCapacityScale}, active, 0, member_load, s), 5);
+  EXPECT_EQ(member_load[5], kCapacityScale);
 }
 
 }  // namespace
