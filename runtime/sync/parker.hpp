@@ -26,6 +26,19 @@ class parker {
     }
   }
 
+  // As park(), but returns after about timeout_ns if no unpark() came: true when a token was
+  // consumed, false on timeout (or a spurious return), with the state back to kEmpty so that a
+  // later unpark() leaves its token for the next park (I-PARK-3 holds across the timeout).
+  bool park_for(std::uint64_t timeout_ns) noexcept {
+    if (state_.fetch_sub(1, S::acquire) == kNotified) return true;
+    Fx::wait_for(state_, kParked, timeout_ns);
+    std::uint32_t expected = kParked;
+    if (state_.compare_exchange_strong(expected, kEmpty, S::relaxed, S::relaxed)) return false;
+    // Only unpark() moves the state off kParked, to kNotified: consume its token.
+    state_.exchange(kEmpty, S::acquire);
+    return true;
+  }
+
   void unpark() noexcept {
     // release pairs with park()'s acquire.
     if (state_.exchange(kNotified, S::release) == kParked) Fx::wake_one(state_);

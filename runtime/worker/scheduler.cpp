@@ -422,15 +422,22 @@ void scheduler::park(worker& w) {
   const bool draining = draining_.load(atomics::seq_cst);
   // The re-check only looks (I-PARK-2); the loop takes the work after the cancel, so that no
   // registered worker ever holds a task (I-SHUT-3).
-  if (!w.mailbox.empty_estimate() || work_visible()) {
+  const auto cancel = [&] {
     w.idle.store(false, atomics::relaxed);
     w.util_est.store(w.est_at_park, atomics::relaxed);
-    w.counters.add(ctr::counter::park_cancels);
     if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
       // I-PARK-5: a notifier took us off the list: honour its intent (as a searcher if it
       // counted us as one); its token makes a later park() return once, absorbed below.
       w.searching = idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher;
     }
+  };
+  // I-PARK-8: a thief that gave tasks back to their nodes in this search (I-STEAL-13) would
+  // see them again in every re-check and spin; it sleeps for migration_cost_ns instead (the
+  // kernel's cache-hot time), then looks again: visible work waits at most that long for it.
+  const bool backoff = w.steal_refusals > 0;
+  if (!w.mailbox.empty_estimate() || (!backoff && work_visible())) {
+    w.counters.add(ctr::counter::park_cancels);
+    cancel();
     return;
   }
   if (draining) {
@@ -450,7 +457,14 @@ void scheduler::park(worker& w) {
   if (w.trace != nullptr) [[unlikely]]
     trace::park(*w.trace, trace::park_reason::idle);
   for (;;) {
-    w.parker.park();
+    if (!backoff) {
+      w.parker.park();
+    } else if (!w.parker.park_for(static_cast<std::uint64_t>(settings_.t.migration_cost_ns))) {
+      w.counters.add(ctr::counter::backoff_wakeups);
+      cancel();  // I-PARK-8: timed out; a notifier that chose us meanwhile is honoured
+      account(w, sync::now_ns(), false);
+      return;
+    }
     if (terminated_.load(atomics::acquire) != 0) {
       if (w.trace != nullptr) [[unlikely]]
         trace::unpark(*w.trace, trace::unpark_reason::shutdown, -1);
