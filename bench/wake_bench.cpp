@@ -276,33 +276,12 @@ void print_verdicts() {
 
 // ---- options -----------------------------------------------------------------------------
 
-// Removes --quick from argv; reads NUMART_BENCH_QUICK ("1" on, "0" or empty off). Throws on a
-// value it does not understand.
-bool take_quick(int& argc, char** argv) {
-  bool quick = false;
-  if (const char* e = std::getenv("NUMART_BENCH_QUICK"); e != nullptr && *e != '\0') {
-    if (std::strcmp(e, "1") == 0)
-      quick = true;
-    else if (std::strcmp(e, "0") != 0)
-      throw std::invalid_argument(std::string("NUMART_BENCH_QUICK='") + e + "': expected 1 (quick run) or 0");
-  }
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0)
-      quick = true;
-    else
-      argv[out++] = argv[i];
-  }
-  argc = out;
-  return quick;
-}
-
 std::string with_env_tune(const std::string& env, const char* features) {
   return env.empty() ? features : env + "," + features;
 }
 
 int run(int argc, char** argv) {
-  const bool quick = take_quick(argc, argv);
+  const bool quick = bench::quick_mode(argc, argv);
   g_p = quick ? kQuick : kDefault;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
