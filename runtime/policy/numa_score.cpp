@@ -81,7 +81,7 @@ void numa_add_faults(numa_faults& into, const numa_faults& from) {
 
 // ---------------------------------------------------------------------------------------------
 numa_scorer::numa_scorer(const topo::topology& t, std::span<const std::uint32_t> node_capacity)
-    : nodes_(t.node_count()), klass_(t.klass) {
+    : nodes_(t.node_count()), klass_(t.klass), max_distance_(t.max_distance) {
   const auto n_nodes = static_cast<std::size_t>(nodes_);
   if (!node_capacity.empty()) require_nodes(node_capacity.size(), n_nodes, "numa_scorer: node_capacity");
   dist_.resize(n_nodes * n_nodes);
@@ -164,6 +164,16 @@ bool numa_scorer::ahead(std::uint64_t sa, int a, std::uint64_t sb, int b, int pr
     if (da != db) return da < db;
   }
   return a < b;
+}
+
+void numa_scorer::pull_toward(int preferred, std::vector<std::uint64_t>& scores, const tun::settings& s) const {
+  if (!s.f.NUMA_PULL || preferred < 0 || preferred >= nodes_) return;
+  if (klass_ != topo::topology_class::glueless_mesh && klass_ != topo::topology_class::backplane) return;
+  const std::uint64_t bonus = static_cast<std::uint64_t>(max_distance_ - topo::kLocalDistance);
+  const auto p = static_cast<std::size_t>(preferred);
+  scores[p] *= bonus;
+  for (std::uint32_t i = nearby_begin_[p]; i < nearby_begin_[p + 1]; ++i)
+    scores[static_cast<std::size_t>(nearby_node_[i])] *= bonus;
 }
 
 int numa_scorer::preferred_node(std::span<const std::uint64_t> faults, std::span<const std::uint64_t> scores,
@@ -390,6 +400,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     d.members_begin = res.member_nodes.size();
     if (sum.total_mem != 0) {
       sc.raw_scores(sum.mem, scores);
+      sc.pull_toward(g.preferred, scores, s);  // I-NUMA-12
       d.best = sc.preferred_node(sum.mem, scores, sum.total_mem, g.preferred);
       // I-NUMA-8: the capacity check, best node first, then by score; the current home ends it.
       const std::uint64_t spread = std::max<std::uint64_t>(d.active.count(), 1);

@@ -102,6 +102,15 @@ class numa_scorer {
   // O(nodes + nodes with faults x neighbours), the same integers as raw_score() node by node.
   void raw_scores(std::span<const std::uint64_t> faults, std::vector<std::uint64_t>& out) const;
 
+  // The pull toward a group's preferred node (002 patch 4, I-NUMA-12): on a topology scored
+  // with nearby nodes (glueless mesh, backplane), the scores of `preferred` and of the nodes on
+  // its nearby list are multiplied by (max - LOCAL). The patch's changelog: "Give a bonus to
+  // nodes near a workload's preferred node. This will pull workloads towards their preferred
+  // node." Its code sets the flag before it skips far nodes, so every node gets the multiplier
+  // and nothing changes but rounding; numart does what the changelog says. No-op for
+  // preferred < 0, on uma and direct topologies, and with NUMA_PULL off.
+  void pull_toward(int preferred, std::vector<std::uint64_t>& scores, const tun::settings& s) const;
+
   // preferred_group_nid() (I-NUMA-5): the node with the highest raw score among the nodes that
   // run work (uma, direct, glueless_mesh), or the kernel's descent through nested node groups
   // (backplane). Ties go to `previous` (the group's preferred node of the last pass, 002 patch
@@ -119,6 +128,7 @@ class numa_scorer {
 
   int nodes_ = 0;
   topo::topology_class klass_ = topo::topology_class::uma;
+  int max_distance_ = topo::kLocalDistance;
   std::vector<int> dist_;                       // [a * nodes + b]
   std::vector<std::uint32_t> capacity_;         // > 0: the node runs work
   std::vector<std::uint32_t> nearby_begin_;     // CSR offsets into nearby_node_/_weight_/_dist_

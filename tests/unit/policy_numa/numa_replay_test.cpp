@@ -69,7 +69,7 @@ bool settled(const numa_scorer& sc, const std::vector<group_state>& g) {
 }
 
 // Places every task again; `slots` counts free workers per node.
-void place_tasks(const numa_scorer& sc, std::vector<group_state>& groups, int period) {
+void place_tasks(const numa_scorer& sc, std::vector<group_state>& groups, int period, const tun::settings& s) {
   std::vector<int> slots(static_cast<std::size_t>(sc.node_count()));
   for (int n = 0; n < sc.node_count(); ++n) slots[static_cast<std::size_t>(n)] = static_cast<int>(sc.capacity(n) / kCapacityScale);
   std::vector<std::vector<int>> rank(groups.size());
@@ -77,6 +77,7 @@ void place_tasks(const numa_scorer& sc, std::vector<group_state>& groups, int pe
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     group_state& g = groups[gi];
     sc.raw_scores(g.faults.mem, scores);
+    sc.pull_toward(g.home, scores, s);  // the kernel ranks nodes by group_weight, pull included
     for (int n = 0; n < sc.node_count(); ++n) rank[gi].push_back(n);
     std::sort(rank[gi].begin(), rank[gi].end(), [&](int a, int b) {
       if ((a == g.home) != (b == g.home)) return a == g.home;
@@ -159,7 +160,7 @@ int replay(const numa_scorer& sc, std::uint64_t seed, const tun::settings& s, st
     } else {
       settled_since = -1;
     }
-    place_tasks(sc, groups, p);
+    place_tasks(sc, groups, p, s);
   }
   return settled_since;
 }
@@ -183,11 +184,13 @@ TEST(NumaReplay, TwoGroupsSettleOnSeparateIslands) {
     if (since >= 0) ++ok;
   }
   std::printf("settled: %d of 50 seeds\n", ok);
-  // The policy is deterministic, so the count is exact: 38 of 50 with the tie-breaking pull of
-  // 002 patch 3-4 (the seed's series reached about 8 of 10 with patches 1-2, 10 of 10 with
-  // 1-4; issue 6 asks for 50 of 50, which this policy does not reach yet). A change that
-  // settles fewer seeds fails here; one that settles more raises this line.
-  EXPECT_GE(ok, 38);
+  // The policy is deterministic, so the count is exact: 47 of 50 with the pull of 002 patch 4
+  // (I-NUMA-12; 38 without it, NO_NUMA_PULL). The seed's series reached about 8 of 10 with
+  // patches 1-2 and 10 of 10 with 1-4; issue 6 asks for 50 of 50, which this policy does not
+  // reach: in the 3 others one group holds {0,2,4,6}, the only 4-node set of this matrix with
+  // every pair at 16, and no island is left for the other (numa-scoring.md section 3). A change
+  // that settles fewer seeds fails here; one that settles more raises this line.
+  EXPECT_GE(ok, 47);
 }
 
 }  // namespace

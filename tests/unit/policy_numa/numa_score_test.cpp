@@ -147,6 +147,26 @@ TEST(NumaScore, TwoNodesDirect) {
              });
 }
 
+// I-NUMA-12: the pull multiplies the preferred node and its nearby list by (max - LOCAL).
+TEST(NumaScore, PullTowardThePreferredNode) {
+  const numa_scorer opteron(machine("64amd64-4p2n4ca2co"));  // glueless mesh, max 22
+  tun::settings s;
+  std::vector<std::uint64_t> scores(8, 5);
+  opteron.pull_toward(0, scores, s);  // node 0's nearby list: 1, 2, 4, 6 (distance 16)
+  EXPECT_EQ(scores, (std::vector<std::uint64_t>{60, 60, 60, 5, 60, 5, 60, 5}));
+  scores.assign(8, 5);
+  opteron.pull_toward(-1, scores, s);
+  EXPECT_EQ(scores, std::vector<std::uint64_t>(8, 5));
+  s.f.NUMA_PULL = false;
+  opteron.pull_toward(0, scores, s);
+  EXPECT_EQ(scores, std::vector<std::uint64_t>(8, 5));
+  s.f.NUMA_PULL = true;
+  const numa_scorer direct(machine("32em64t-2n8c2t-pci-noio"));  // every remote node equally far
+  std::vector<std::uint64_t> two{7, 9};
+  direct.pull_toward(0, two, s);
+  EXPECT_EQ(two, (std::vector<std::uint64_t>{7, 9}));
+}
+
 // One node (uma): everything is local.
 TEST(NumaScore, Uma) {
   check_rows("Intel-Penryn-4xXeon-X7460", {{"one node", {42}, {{0, 42}}, {{0, 1024}}, -1, 0},
