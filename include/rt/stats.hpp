@@ -20,6 +20,20 @@ struct stats {
   // every runtime of the process whose topology has that node.
   std::vector<std::uint64_t> node_memory_bytes;
   std::int64_t numa_scan_period_ms = 0;                // the balancer's period now
+  // One row per live rt::group, kept by the NUMA balancer from the samples it drained (no cost
+  // on the workers' paths): where the group is and how local its sampled accesses were.
+  struct group_row {
+    std::string name;
+    std::string parent;                 // empty for a top-level group
+    int preferred_node = -1;
+    int home_node = -1;
+    std::vector<int> active_nodes;
+    std::uint64_t samples = 0;          // access samples charged to it
+    std::uint64_t local_samples = 0;    // of which on the accessing worker's node
+    std::uint64_t moves = 0;            // preferred-node changes by the balancer
+    std::uint64_t pages_migrated = 0;
+  };
+  std::vector<group_row> groups;
   std::string tunables;                                // describe() of the runtime's settings
   std::string topology;                                // topology source ("host", "xml:...")
   bool virtual_topology = false;
@@ -31,7 +45,7 @@ struct stats {
   std::uint64_t worker(int w, const std::string& name) const;
   std::uint64_t node(int n, const std::string& name) const;
   int workers() const { return static_cast<int>(per_worker.size()); }
-  // A table: one row per counter, columns total and per node.
+  // A table: one row per counter, columns total and per node; then node memory and groups.
   void print(std::ostream& os) const;
 };
 

@@ -176,7 +176,10 @@ bool balancer::pass() {
     t->preferred = d.preferred >= 0 ? d.best : t->preferred;
     t->active = d.active;
     if (d.preferred >= 0) {
-      if (host_.apply(t->key, d.preferred, &d.active)) ++moved;
+      if (host_.apply(t->key, d.preferred, decision_score(*t, d.preferred), &d.active)) {
+        ++moved;
+        ++t->totals.moves;
+      }
       t->node = d.preferred;
     }
     const auto& ms = members[t->key];
@@ -184,7 +187,10 @@ bool balancer::pass() {
       const int node = res.member_nodes[d.members_begin + k];
       ms[k]->active = d.active;
       if (node < 0) continue;
-      if (host_.apply(ms[k]->key, node, nullptr)) ++moved;
+      if (host_.apply(ms[k]->key, node, decision_score(*ms[k], node), nullptr)) {
+        ++moved;
+        ++ms[k]->totals.moves;
+      }
       ms[k]->node = node;
       ms[k]->preferred = node;
     }
@@ -207,10 +213,13 @@ void balancer::note_sample(const sample& s) {
     return;
   group_entry& g = *it->second;
   g.period.add_sample(s.mem_node, s.cpu_node);
-  if (s.mem_node == s.cpu_node)
+  ++g.totals.samples;
+  if (s.mem_node == s.cpu_node) {
     ++g.counts.local;
-  else
+    ++g.totals.local_samples;
+  } else {
     ++g.counts.remote;
+  }
   migrate_if_settled(s, g);
 }
 
@@ -218,7 +227,7 @@ void balancer::note_sample(const sample& s) {
 // the worker that touched it only when numa_migrate_min_samples consecutive samples of it came
 // from that node, and only onto a node the group works on (its active nodes, once known), so
 // that a thief's occasional touch never drags memory away (I-BAL-4).
-void balancer::migrate_if_settled(const sample& s, const group_entry& g) {
+void balancer::migrate_if_settled(const sample& s, group_entry& g) {
   if (!settings_.f.PAGE_MIGRATION) return;
   auto& run = last_node_[s.page];
   if (run.node != s.cpu_node) {
@@ -229,7 +238,18 @@ void balancer::migrate_if_settled(const sample& s, const group_entry& g) {
   if (s.cpu_node == s.mem_node || run.count < settings_.t.numa_migrate_min_samples) return;
   if (g.active.count() > 0 && !g.active.test(static_cast<std::size_t>(s.cpu_node))) return;
   if (topo_.is_host && !host_.migrate_pages(s.page, page_size(), s.cpu_node)) return;
-  if (regions_.set_page_node(reinterpret_cast<const void*>(s.page), s.cpu_node)) host_.count(balancer_event::page_migrated, 1);
+  if (regions_.set_page_node(reinterpret_cast<const void*>(s.page), s.cpu_node)) {
+    host_.count(balancer_event::page_migrated, 1);
+    host_.migrated(g.key, s.mem_node, s.cpu_node);
+    ++g.totals.pages_migrated;
+  }
+}
+
+// The raw score (own faults and nearby bonus) of the node the pass chose for a group, as the
+// trace's balancer_move reports it.
+std::int64_t balancer::decision_score(const group_entry& g, int node) const {
+  if (node < 0 || node >= topo_.node_count()) return 0;
+  return static_cast<std::int64_t>(scorer_.raw_score(g.faults.mem, node));
 }
 
 }  // namespace rt::numa

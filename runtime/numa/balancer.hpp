@@ -46,9 +46,12 @@ class balancer_host {
   virtual ~balancer_host() = default;
   // Per node: the load of the work running there now (kCapacityScale per busy worker).
   virtual void node_loads(std::vector<std::uint64_t>& out) = 0;
-  // The balancer's decision for a group (top-level or member): its preferred node (-1 none)
-  // and, for a top-level group, its active nodes. Returns true when the home moved node.
-  virtual bool apply(const void* key, int preferred, const core::cpumask* active) = 0;
+  // The balancer's decision for a group (top-level or member): its preferred node (-1 none),
+  // the score that chose it (its raw score, for the trace) and, for a top-level group, its
+  // active nodes. Returns true when the preferred node changed.
+  virtual bool apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) = 0;
+  // A page of `key`'s region moved from one node to another (host or emulated).
+  virtual void migrated(const void* key, int from, int to) = 0;
   virtual void count(balancer_event e, std::uint64_t n) = 0;
   // Host only: move [page, page + bytes) to `node` (hwloc, HWLOC_MEMBIND_MIGRATE). False when
   // the system refused.
@@ -79,6 +82,22 @@ class balancer {
   // false when it was skipped because the group table or the registry was contended.
   bool pass();
 
+  // Per-group counters since the group was created (rt::stats::groups), kept by the balancer
+  // thread from the samples it drained; no cost on the workers' paths.
+  struct group_counters {
+    std::uint64_t samples = 0;         // access samples charged to the group
+    std::uint64_t local_samples = 0;   // of which the page was on the accessing worker's node
+    std::uint64_t moves = 0;           // times the balancer changed its preferred node
+    std::uint64_t pages_migrated = 0;  // its pages moved toward their users
+  };
+  // Calls f(key, parent_key, counters) for every group, holding the table shared (it waits for
+  // a writer: a stats snapshot is not the balancer's period).
+  template <class F>
+  void for_each_group(F&& f) {
+    sync::shared_guard lk(groups_lock_);
+    for (const auto& e : groups_) f(e->key, e->parent_key, e->totals);
+  }
+
   // Groups' scan period now (ms), for stats and the example's period lines.
   std::int64_t scan_period_ms() const noexcept { return period_ms_.load(sync::native::relaxed); }
 
@@ -92,6 +111,7 @@ class balancer {
     int node = -1;                       // the node last applied
     int preferred = -1;                  // the preferred node of the last pass (the pull)
     core::cpumask active;                // its (a member: its parent's) active nodes, last pass
+    group_counters totals;               // written by the balancer thread under the table lock
   };
   struct page_run {
     std::int16_t node = -1;              // node of the page's last sample
@@ -100,7 +120,8 @@ class balancer {
   void run();
   void drain(std::vector<std::uint64_t>& busy);
   void note_sample(const sample& s);
-  void migrate_if_settled(const sample& s, const group_entry& g);
+  void migrate_if_settled(const sample& s, group_entry& g);
+  std::int64_t decision_score(const group_entry& g, int node) const;
 
   const topo::topology& topo_;
   const tun::settings& settings_;

@@ -1153,9 +1153,11 @@ void scheduler::balancer_glue::node_loads(std::vector<std::uint64_t>& out) {
 
 // The decision lands in the group's placement hints; the next spawn into the group moves its
 // home onto the node (group_home, I-WAKE-8). `key` is live: the balancer holds its table.
-bool scheduler::balancer_glue::apply(const void* key, int preferred, const core::cpumask* active) {
+bool scheduler::balancer_glue::apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) {
   auto* g = const_cast<group_state*>(static_cast<const group_state*>(key));
   const int before = g->preferred_node.exchange(preferred, atomics::relaxed);
+  if (before != preferred && s.trace_ != nullptr) [[unlikely]]
+    trace::balancer_move(s.trace_->balancer(), trace_id(g), before, preferred, score);
   if (active != nullptr) {
     std::lock_guard<std::mutex> lk(g->active_lock);
     g->active_nodes.clear();
@@ -1176,6 +1178,11 @@ void scheduler::balancer_glue::count(numa::balancer_event e, std::uint64_t n) {
     case numa::balancer_event::page_migrated: c = ctr::counter::numa_pages_migrated; break;
   }
   s.outside_counters_.add_shared(c, n);
+}
+
+void scheduler::balancer_glue::migrated(const void* key, int from, int to) {
+  if (s.trace_ != nullptr) [[unlikely]]
+    trace::page_migration(s.trace_->balancer(), trace_id(key), from, to, 1);
 }
 
 bool scheduler::balancer_glue::migrate_pages(std::uintptr_t page, std::size_t bytes, int node) {
@@ -1210,6 +1217,24 @@ rt::stats scheduler::snapshot() const {
     s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
   for (int n = 0; n < topo_.node_count(); ++n) s.node_memory_bytes.push_back(arenas_->bytes(n));
   s.numa_scan_period_ms = balancer_->scan_period_ms();
+  balancer_->for_each_group([&](const void* key, const void* parent, const numa::balancer::group_counters& c) {
+    const auto* g = static_cast<const group_state*>(key);
+    rt::stats::group_row row;
+    row.name = g->name;
+    if (parent != nullptr) row.parent = static_cast<const group_state*>(parent)->name;
+    row.preferred_node = g->preferred_node.load(atomics::relaxed);
+    const int home = g->home_worker.load(atomics::relaxed);
+    row.home_node = home >= 0 ? layout_.node_of(home) : -1;
+    {
+      std::lock_guard<std::mutex> lk(g->active_lock);
+      row.active_nodes = g->active_nodes;
+    }
+    row.samples = c.samples;
+    row.local_samples = c.local_samples;
+    row.moves = c.moves;
+    row.pages_migrated = c.pages_migrated;
+    s.groups.push_back(std::move(row));
+  });
   s.tunables = tun::describe(settings_);
   s.topology = topo_.source_desc;
   s.virtual_topology = !topo_.is_host;

@@ -90,7 +90,7 @@ struct group_state {
   atomics::atomic<int> home_worker{-1};
   // Written by the balancer or set_preferred_node (relaxed: a placement hint).
   atomics::atomic<int> preferred_node{-1};
-  std::mutex active_lock;
+  mutable std::mutex active_lock;
   std::vector<int> active_nodes;   // guarded by active_lock
 };
 
@@ -279,7 +279,8 @@ class scheduler {
     scheduler& s;
     explicit balancer_glue(scheduler& sc) : s(sc) {}
     void node_loads(std::vector<std::uint64_t>& out) override;
-    bool apply(const void* key, int preferred, const core::cpumask* active) override;
+    bool apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) override;
+    void migrated(const void* key, int from, int to) override;
     void count(numa::balancer_event e, std::uint64_t n) override;
     bool migrate_pages(std::uintptr_t page, std::size_t bytes, int node) override;
   };

@@ -98,6 +98,16 @@ void learns_the_data_node(const std::string& tune, bool explicit_samples) {
         << "preferred node " << g.preferred_node().value << " after " << total(r, "numa_samples") << " samples";
   }
   EXPECT_GT(total(r, "numa_samples"), 0u);
+  // The per-group row: the balancer's counts for this group, where it is.
+  const rt::stats st = r.stats();
+  ASSERT_EQ(st.groups.size(), 1u);
+  EXPECT_EQ(st.groups[0].name, "data-on-5");
+  EXPECT_EQ(st.groups[0].preferred_node, 5);
+  EXPECT_GT(st.groups[0].samples, 0u);
+  EXPECT_LE(st.groups[0].local_samples, st.groups[0].samples);
+  EXPECT_GE(st.groups[0].moves, 1u);
+  EXPECT_EQ(st.groups[0].pages_migrated, 0u);  // NO_PAGE_MIGRATION
+  EXPECT_GE(st.node_memory_bytes.at(5), bytes);
   rt::unregister_region(g, data);
   rt::numa_free(data);
 }

@@ -63,6 +63,42 @@ TEST(TraceRun, TheFileMatchesTheCountersOfTheSameRun) {
   EXPECT_TRUE(named) << "the group's name is in the trace";
 }
 
+// The balancer's decisions and page migrations are on its track, one event per counted move.
+TEST(TraceRun, BalancerMovesAndMigrationsMatchTheirCounters) {
+  numart_test::scratch_dir dir("trace_balancer");
+  const std::string path = dir.path() + "/balancer.json";
+  rt::stats st;
+  {
+    rt::config c;
+    c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
+    c.trace_path = path;
+    c.tune = "numa_scan_period_min_ms=2,numa_scan_period_max_ms=5,NO_FAULT_SAMPLING";
+    rt::runtime r{c};
+    rt::group g{r, "data-on-1"};
+    const std::size_t bytes = 64u << 10;
+    auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{1}));
+    rt::register_region(g, data, bytes);
+    // Explicit samples until the balancer has moved the group and some pages.
+    for (int round = 0; round < 20000 && (r.stats().total("numa_home_moves") == 0 ||
+                                          r.stats().total("numa_pages_migrated") == 0); ++round) {
+      r.spawn(g, [data, bytes, round] {
+         for (std::size_t i = 0; i < bytes; i += 4096) {
+           data[i] = static_cast<unsigned char>(round);
+           rt::note_access(data + i);
+         }
+       }).join();
+    }
+    rt::unregister_region(g, data);
+    rt::numa_free(data);
+    r.shutdown();
+    st = r.stats();
+  }
+  ASSERT_GT(st.total("numa_home_moves"), 0u);
+  const rt::trace::parsed_trace t = rt::trace::parse_trace(slurp(path));
+  EXPECT_EQ(t.balancer_moves, st.total("numa_home_moves"));
+  EXPECT_EQ(t.page_migrations, st.total("numa_pages_migrated"));
+}
+
 TEST(TraceRun, AnUnwritablePathRunsWithoutTracing) {
   rt::config c;
   c.workers = 2;
