@@ -36,8 +36,11 @@ struct config {
   std::string trace_path;
   // RT_STATS: write the counters here at shutdown, for `numart stats FILE`. Empty: none.
   std::string stats_path;
+  // RT_STATS_SIGNAL=1: also write them whenever the process gets SIGUSR2 (off by default; needs
+  // stats_path; a SIGUSR2 handler installed before is still called).
+  bool stats_on_signal = false;
 
-  // Reads RT_TOPOLOGY, RT_WORKERS, RT_TUNE, RT_TRACE and RT_STATS. Throws rt::config_error on a malformed value;
+  // Reads RT_TOPOLOGY, RT_WORKERS, RT_TUNE, RT_TRACE, RT_STATS and RT_STATS_SIGNAL. Throws rt::config_error on a malformed value;
   // the values themselves are validated when the runtime starts.
   static config from_env();
 };

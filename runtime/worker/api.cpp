@@ -49,6 +49,11 @@ config config::from_env() {
   if (const char* t = std::getenv("RT_TUNE"); t != nullptr) c.tune = t;
   if (const char* t = std::getenv("RT_TRACE"); t != nullptr) c.trace_path = t;
   if (const char* t = std::getenv("RT_STATS"); t != nullptr) c.stats_path = t;
+  if (const char* t = std::getenv("RT_STATS_SIGNAL"); t != nullptr && *t != '\0') {
+    const std::string v(t);
+    if (v != "0" && v != "1") throw config_error("RT_STATS_SIGNAL='" + v + "': expected 1 (write RT_STATS on SIGUSR2) or 0");
+    c.stats_on_signal = v == "1";
+  }
   return c;
 }
 

@@ -181,7 +181,12 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       for (auto& wp : workers_) wp->trace = &trace_->for_worker(wp->id);
   }
   stats_path_ = cfg.stats_path;
+  if (cfg.stats_on_signal && stats_path_.empty())
+    throw rt::config_error("rt::config: stats_on_signal (RT_STATS_SIGNAL=1) needs stats_path (RT_STATS): where to write");
   start_workers();
+  if (cfg.stats_on_signal)
+    stats_watcher_ = std::make_unique<stats_signal_watcher>(
+        [this] { trace::write_stats_file(snapshot(), stats_path_, std::cerr); });
   if (settings_.f.NUMA_BALANCING) balancer_->start();
 }
 
@@ -1092,6 +1097,7 @@ void scheduler::shutdown() {
       for (auto& w : workers_) static_cast<void>(w.release());
       workers_.clear();
       static_cast<void>(balancer_.release());  // its thread is not in this process either
+      static_cast<void>(stats_watcher_.release());
     }
     joined_ = true;
     return;
@@ -1113,6 +1119,7 @@ void scheduler::shutdown() {
   while (terminated_.load(atomics::acquire) == 0) sync::native_futex::wait(terminated_, 0);
   for (auto& w : workers_) w->thread.join();
   balancer_->stop();  // it balanced while the last tasks drained; nothing is left to place
+  stats_watcher_.reset();
   joined_ = true;
   if (trace_ != nullptr) trace_->dump(std::cerr);
   if (!stats_path_.empty()) trace::write_stats_file(snapshot(), stats_path_, std::cerr);

@@ -1,0 +1,59 @@
+// RT_STATS_SIGNAL / config::stats_on_signal: SIGUSR2 writes the stats file while the runtime
+// runs (docs/observability.md); without stats_path it is a configuration error.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "rt/rt.hpp"
+#include "support/scratch_dir.hpp"
+#include "trace/stats_file.hpp"
+
+namespace {
+
+TEST(StatsSignal, Sigusr2WritesTheStatsFileWhileTheRuntimeRuns) {
+  numart_test::scratch_dir dir("stats_signal");
+  const std::string path = dir.path() + "/stats.json";
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
+  c.stats_path = path;
+  c.stats_on_signal = true;
+  rt::runtime r{c};
+  for (int i = 0; i < 100; ++i) r.spawn([] {}).join();
+  ASSERT_FALSE(std::filesystem::exists(path));
+  ASSERT_EQ(::raise(SIGUSR2), 0);
+  // Liveness only: the deadline turns a lost signal into a failure instead of a hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE(std::filesystem::exists(path));
+  // The writer may still be writing: read until the document parses and shows the tasks.
+  std::uint64_t run = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      const rt::trace::stats_document d = rt::trace::read_stats_file(path);
+      run = d.stats.total("tasks_run");
+      break;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  EXPECT_GE(run, 100u);
+}
+
+TEST(StatsSignal, WithoutAStatsPathItIsAConfigurationError) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:1 [numa] core:2 pu:1");
+  c.stats_on_signal = true;
+  try {
+    rt::runtime r{c};
+    FAIL() << "stats_on_signal without stats_path was accepted";
+  } catch (const rt::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("stats_path"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
