@@ -63,6 +63,7 @@ enum class unpark_reason : std::uint8_t {
   task_done,  // the awaited task or task_group finished
   shutdown,   // the runtime stops
   spurious,   // the futex returned with nobody having woken the worker
+  timeout,    // a timed park after refused steals ran out (I-PARK-8)
 };
 
 const char* to_string(wake_affine a) noexcept;

@@ -64,6 +64,7 @@ const char* to_string(unpark_reason r) noexcept {
     case unpark_reason::task_done: return "task_done";
     case unpark_reason::shutdown: return "shutdown";
     case unpark_reason::spurious: return "spurious";
+    case unpark_reason::timeout: return "timeout";
   }
   return "unknown";
 }

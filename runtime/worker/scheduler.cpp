@@ -466,6 +466,8 @@ void scheduler::park(worker& w) {
       w.parker.park();
     } else if (!w.parker.park_for(static_cast<std::uint64_t>(settings_.t.migration_cost_ns))) {
       w.counters.add(ctr::counter::backoff_wakeups);
+      if (w.trace != nullptr) [[unlikely]]
+        trace::unpark(*w.trace, trace::unpark_reason::timeout, -1);
       cancel();  // I-PARK-8: timed out; a notifier that chose us meanwhile is honoured
       account(w, sync::now_ns(), false);
       return;
