@@ -33,16 +33,25 @@ inline constexpr std::array<counter_info, kCounterCount> kCounterInfo{{
 #undef RT_COUNTER
 }};
 
+// Compiled out with -DNUMART_COUNTERS=OFF (RT_COUNTERS=0): add() does nothing, snapshots read
+// zeros. Only for measuring the counters' cost (scripts/counters_cost.sh).
+#ifndef RT_COUNTERS
+#define RT_COUNTERS 1
+#endif
+inline constexpr bool kCountersEnabled = RT_COUNTERS != 0;
+
 class counter_block {
  public:
   // Owner only.
   void add(counter c, std::uint64_t n = 1) noexcept {
+    if constexpr (!kCountersEnabled) return;
     auto& cell = cells_[static_cast<std::size_t>(c)];
     cell.store(cell.load(sync::native::relaxed) + n, sync::native::relaxed);
   }
   // Any thread. The shared counter row for outside threads uses add_shared().
   std::uint64_t read(counter c) const noexcept { return cells_[static_cast<std::size_t>(c)].load(sync::native::relaxed); }
   void add_shared(counter c, std::uint64_t n = 1) noexcept {
+    if constexpr (!kCountersEnabled) return;
     cells_[static_cast<std::size_t>(c)].fetch_add(n, sync::native::relaxed);
   }
 

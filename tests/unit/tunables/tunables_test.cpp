@@ -170,7 +170,7 @@ TEST(TunablesParse, LaterItemsOverrideEarlierOnes) {
 TEST(TunablesParse, BaseIsKeptForUnmentionedRows) {
   settings base;
   base.t.deque_log2_capacity = 12;
-  base.f.COUNTERS = false;
+  base.f.ASYM_FENCE = false;
   const settings s = parse("SIS_UTIL,spin_iterations=0", base);
   settings expect = base;
   expect.f.SIS_UTIL = true;
