@@ -201,6 +201,7 @@ bool balancer::pass() {
     e->counts = {};
   }
   period_ms_.store(res.scan_period_ms, sync::native::relaxed);
+  host_.balance_nodes();
   host_.count(balancer_event::pass, 1);
   return true;
 }

@@ -52,6 +52,9 @@ class balancer_host {
   virtual bool apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) = 0;
   // A page of `key`'s region moved from one node to another (host or emulated).
   virtual void migrated(const void* key, int from, int to) = 0;
+  // The periodic balance of the node injection queues (docs/design/stealing.md section 3),
+  // once per period, after the groups' placement.
+  virtual void balance_nodes() = 0;
   virtual void count(balancer_event e, std::uint64_t n) = 0;
   // Host only: move [page, page + bytes) to `node` (hwloc, HWLOC_MEMBIND_MIGRATE). False when
   // the system refused.

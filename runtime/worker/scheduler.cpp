@@ -1194,6 +1194,53 @@ void scheduler::balancer_glue::migrated(const void* key, int from, int to) {
     trace::page_migration(s.trace_->balancer(), trace_id(key), from, to, 1);
 }
 
+// docs/design/stealing.md section 3: when a node's queue holds more than its workers can start
+// and another node has idle workers, move part of the queue there (decide_node_balance), each
+// candidate through the filter with balance_kind::periodic: a task whose group prefers the
+// busy node stays there (I-STEAL-7). Refused tasks go back to their queue (I-STEAL-9).
+void scheduler::balancer_glue::balance_nodes() {
+  const int nodes = s.node_count();
+  std::vector<std::uint64_t> queued(static_cast<std::size_t>(nodes));
+  std::vector<std::uint64_t> load;
+  node_loads(load);
+  for (int n = 0; n < nodes; ++n) queued[static_cast<std::size_t>(n)] = s.injection_[static_cast<std::size_t>(n)]->size_estimate();
+  const policy::node_balance_decision d =
+      policy::decide_node_balance(queued, load, s.layout_.node_capacity, s.settings_.t.imbalance_pct_numa);
+  if (d.outcome != policy::node_balance_outcome::move) return;
+  std::vector<task*> batch(static_cast<std::size_t>(std::min<std::uint64_t>(d.tasks, static_cast<std::uint64_t>(s.settings_.t.steal_batch_max))));
+  batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
+  std::vector<policy::steal_verdict> verdicts;
+  for (task* t : batch) {
+    const group_state* g = t->affinity;
+    const int pref = g != nullptr ? g->preferred_node.load(atomics::relaxed) : -1;
+    policy::group_locality loc;
+    loc.preferred_node = pref;
+    loc.faults = s.no_faults_;
+    loc.total_faults = pref >= 0 ? 1 : 0;  // a preferred node exists only once there are samples
+    policy::migration_env env;
+    env.src_node = d.busiest;
+    env.dst_node = d.idlest;
+    env.kind = policy::balance_kind::periodic;
+    env.src_queued = batch.size();
+    env.src_node_workers = static_cast<std::uint32_t>(s.layout_.node_workers[static_cast<std::size_t>(d.busiest)].count());
+    verdicts.push_back(policy::classify_steal(pref >= 0 ? &loc : nullptr, env, s.settings_.f));
+  }
+  const std::vector<std::size_t> picked = policy::pick_batch(verdicts, static_cast<std::size_t>(d.tasks));
+  std::vector<bool> moved(batch.size(), false);
+  for (const std::size_t i : picked) {
+    moved[i] = true;
+    s.push_node(d.idlest, batch[i], nullptr);
+  }
+  std::uint64_t kept = 0;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (moved[i]) continue;
+    s.push_node(d.busiest, batch[i], nullptr);  // I-STEAL-9: back where it was
+    ++kept;
+  }
+  s.outside_counters_.add_shared(ctr::counter::node_balance_moves, picked.size());
+  if (kept > 0) s.outside_counters_.add_shared(ctr::counter::node_balance_refused, kept);
+}
+
 bool scheduler::balancer_glue::migrate_pages(std::uintptr_t page, std::size_t bytes, int node) {
   return s.topo_.migrate_area(reinterpret_cast<void*>(page), bytes, node);
 }

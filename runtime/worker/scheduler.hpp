@@ -22,6 +22,7 @@
 #include "numa/regions.hpp"
 #include "policy/layout.hpp"
 #include "policy/locality.hpp"
+#include "policy/node_balance.hpp"
 #include "policy/steal.hpp"
 #include "policy/wake.hpp"
 #include "rt/config.hpp"
@@ -282,6 +283,7 @@ class scheduler {
     void node_loads(std::vector<std::uint64_t>& out) override;
     bool apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) override;
     void migrated(const void* key, int from, int to) override;
+    void balance_nodes() override;
     void count(numa::balancer_event e, std::uint64_t n) override;
     bool migrate_pages(std::uintptr_t page, std::size_t bytes, int node) override;
   };

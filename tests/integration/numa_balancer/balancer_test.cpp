@@ -5,9 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "rt/rt.hpp"
 #include "worker/scheduler.hpp"
@@ -201,6 +203,40 @@ TEST(NumaBalancer, BadInputGetsClearErrors) {
   std::free(m);
   EXPECT_EQ(rt::current_node().value, -1);  // not a worker
   EXPECT_EQ(r.spawn([] { return rt::current_node().value; }).join() >= 0, true);
+}
+
+// Periodic node balance (docs/design/stealing.md section 3) moves queued tasks between node
+// queues while workers take them: every task still runs exactly once, and what it moved or
+// kept is counted.
+TEST(NumaBalancer, NodeBalanceLosesAndDuplicatesNothing) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
+  c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
+  rt::runtime r{c};
+  rt::group placed{r, "placed"};
+  placed.set_preferred_node(rt::node_id{0});
+  constexpr int kTasks = 4000;
+  std::vector<std::atomic<int>> ran(kTasks);
+  std::vector<rt::join_handle<void>> hs;
+  for (int i = 0; i < kTasks; ++i) {
+    auto body = [&ran, i] {
+      const auto until = clock_type::now() + std::chrono::microseconds(20);
+      while (clock_type::now() < until) {
+      }
+      ran[static_cast<std::size_t>(i)].fetch_add(1);
+    };
+    if (i % 2 == 0)
+      hs.push_back(r.spawn_on(rt::node_id{0}, body));
+    else
+      hs.push_back(r.spawn(placed, body));
+  }
+  for (auto& h : hs) h.join();
+  for (int i = 0; i < kTasks; ++i) ASSERT_EQ(ran[static_cast<std::size_t>(i)].load(), 1) << "task " << i;
+  const rt::stats st = r.stats();
+  EXPECT_GE(st.total("numa_passes"), 1u);
+  std::printf("node balance: %llu moved, %llu kept on their preferred node\n",
+              static_cast<unsigned long long>(st.total("node_balance_moves")),
+              static_cast<unsigned long long>(st.total("node_balance_refused")));
 }
 
 // A group that dies with its regions registered unregisters them: every page is open again.
