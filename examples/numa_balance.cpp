@@ -113,7 +113,7 @@ void touch_chain(rt::runtime& r, dataset& d, std::uint64_t seed, const std::atom
     x ^= x >> 7;
     x ^= x << 17;
     unsigned char* p = d.data + (x % (d.bytes / 64)) * 64;
-    p[0] = static_cast<unsigned char>(p[0] + 1);
+    std::atomic_ref<unsigned char>(p[0]).fetch_add(1, std::memory_order_relaxed);  // the chains share the data
     if (rt::node_of(p) == here)
       ++local;
     else

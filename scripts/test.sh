@@ -4,7 +4,7 @@
 #   NUMART_TEST_STAGES="release consumer" bash scripts/test.sh   a subset
 # Stages:
 #   release   g++ -Werror, all targets; ctest: unit, integration, stress, process, model
-#   clang     clang++-14 -Werror build of the library, tool and tests; ctest: unit
+#   clang     clang++-14 -Werror build of the library, tool and unit tests; ctest: unit
 #   fuzz      scripts/fuzz.sh: libFuzzer harnesses (clang-14, ASan + UBSan), NUMART_FUZZ_SECONDS
 #             (default 30) each over a copy of tests/fuzz/corpus; the replay of that corpus runs
 #             as unit tests in the other stages
