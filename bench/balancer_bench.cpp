@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "numart_bench_balancer: passes must be a positive integer, got '%s'\n", argv[2]);
     return 2;
   }
-  const rt::tun::settings s;
+  const char* tune = std::getenv("RT_TUNE");
+  const rt::tun::settings s = rt::tun::parse(tune != nullptr ? tune : "");  // throws on a bad RT_TUNE
   std::printf("balance_pass over %d groups (every %dth with %d members), %d passes each\n", kGroups,
               kGroupsWithMembersEvery, kMembersPerGroup, passes);
   std::printf("%-28s %6s %10s %10s %10s %10s %12s\n", "topology", "nodes", "neighbours", "median_us", "p10_us",

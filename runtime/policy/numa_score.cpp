@@ -290,7 +290,23 @@ int numa_member_node(const numa_scorer& sc, std::span<const std::uint64_t> mem, 
   return best;
 }
 
-int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& active,
+core::cpumask numa_member_candidates(const numa_scorer& sc, const core::cpumask& active, int parent_preferred) {
+  core::cpumask candidates = active.size() == static_cast<std::size_t>(sc.node_count())
+                                 ? active
+                                 : core::cpumask(static_cast<std::size_t>(sc.node_count()));
+  if (parent_preferred < 0) return candidates;
+  int nearest = 0;
+  for (int n = 0; n < sc.node_count(); ++n) {
+    const int d = sc.distance(parent_preferred, n);
+    if (n != parent_preferred && sc.runs_work(n) && (nearest == 0 || d < nearest)) nearest = d;
+  }
+  for (int n = 0; n < sc.node_count(); ++n)
+    if (sc.runs_work(n) && (n == parent_preferred || sc.distance(parent_preferred, n) <= nearest))
+      candidates.set(static_cast<std::size_t>(n));
+  return candidates;
+}
+
+int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& candidates,
                       int parent_preferred, std::vector<std::uint64_t>& member_load, const tun::settings& s) {
   const std::uint64_t total = m.faults != nullptr ? m.faults->total_mem : 0;
   if (total == 0) {
@@ -298,27 +314,33 @@ int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const c
     if (n >= 0) member_load[static_cast<std::size_t>(n)] += m.load;
     return n;
   }
-  core::cpumask candidates = active;
-  if (candidates.size() != static_cast<std::size_t>(sc.node_count()))
-    candidates = core::cpumask(static_cast<std::size_t>(sc.node_count()));
-  if (parent_preferred >= 0) {
-    int nearest = 0;
-    for (int n = 0; n < sc.node_count(); ++n) {
-      const int d = sc.distance(parent_preferred, n);
-      if (n != parent_preferred && sc.runs_work(n) && (nearest == 0 || d < nearest)) nearest = d;
+  require_nodes(m.faults->mem.size(), static_cast<std::size_t>(sc.node_count()), "numa_place_member: faults");
+  // One walk: the best candidate with room and the best of all (ties as numa_member_node:
+  // the member's current node, then the parent's preferred node, then the lower index).
+  const auto rank = [&](int n) { return n == m.node ? 0 : n == parent_preferred ? 1 : 2; };
+  const auto ahead = [&](int n, std::uint64_t sn, int b, std::uint64_t sb) {
+    return b < 0 || sn > sb || (sn == sb && rank(n) < rank(b));
+  };
+  int fit = -1, any = -1;
+  std::uint64_t fit_score = 0, any_score = 0;
+  std::vector<std::uint64_t> scores;  // scattered once: O(nodes + faulted nodes x neighbours)
+  sc.raw_scores(m.faults->mem, scores);
+  candidates.for_each([&](std::size_t i) {
+    const int n = static_cast<int>(i);
+    if (!sc.runs_work(n)) return;
+    const std::uint64_t sn = scores[i];
+    if (ahead(n, sn, any, any_score)) {
+      any = n;
+      any_score = sn;
     }
-    for (int n = 0; n < sc.node_count(); ++n)
-      if (sc.runs_work(n) && (n == parent_preferred || sc.distance(parent_preferred, n) <= nearest))
-        candidates.set(static_cast<std::size_t>(n));
-  }
-  const int unconstrained = numa_member_node(sc, m.faults->mem, total, candidates, m.node, parent_preferred);
-  core::cpumask with_room(static_cast<std::size_t>(sc.node_count()));
-  candidates.for_each([&](std::size_t n) {
-    if (numa_move_fits(member_load[n], sc.capacity(static_cast<int>(n)), m.load, s)) with_room.set(n);
+    if (numa_move_fits(member_load[i], sc.capacity(n), m.load, s) && ahead(n, sn, fit, fit_score)) {
+      fit = n;
+      fit_score = sn;
+    }
   });
-  const int pick = with_room.empty() ? unconstrained
-                                     : numa_member_node(sc, m.faults->mem, total, with_room, m.node, parent_preferred);
-  member_load[static_cast<std::size_t>(pick)] += m.load;
+  int pick = fit >= 0 ? fit : any;
+  if (pick < 0) pick = m.node >= 0 ? m.node : parent_preferred;
+  if (pick >= 0) member_load[static_cast<std::size_t>(pick)] += m.load;
   return pick;
 }
 
@@ -457,8 +479,11 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     }
     // I-NUMA-7, I-NUMA-11: members choose among the parent's active nodes and its island's
     // edge, where there is room.
-    for (const numa_member_input& m : g.members)
-      res.member_nodes.push_back(numa_place_member(sc, m, d.active, d.preferred, member_load, s));
+    if (!g.members.empty()) {
+      const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
+      for (const numa_member_input& m : g.members)
+        res.member_nodes.push_back(numa_place_member(sc, m, candidates, d.preferred, member_load, s));
+    }
     res.groups.push_back(std::move(d));
   }
   res.scan_period_ms = numa_next_scan_period(in.scan_period_ms, counts, s);

@@ -193,7 +193,10 @@ struct numa_member_input {
 // unconstrained best. Candidates: the parent's active nodes plus every node within the nearest
 // remote distance of the parent's preferred node (its island's edge), so that a full node
 // spills onto a neighbour, where memory and samples then follow. `member_load` accumulates.
-int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& active,
+// The candidates (once per group): `active` plus every node within the nearest remote distance
+// of `parent_preferred`, the island's edge.
+core::cpumask numa_member_candidates(const numa_scorer& sc, const core::cpumask& active, int parent_preferred);
+int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& candidates,
                       int parent_preferred, std::vector<std::uint64_t>& member_load, const tun::settings& s);
 
 struct numa_group_input {
