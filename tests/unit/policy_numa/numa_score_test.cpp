@@ -459,13 +459,15 @@ TEST(NumaPass, MembersSpillOntoTheIslandEdgeWhenANodeIsFull) {
   active.set(0);
   std::vector<std::uint64_t> member_load(8, 0);
   std::vector<int> nodes;
+  const core::cpumask candidates = numa_member_candidates(sc, active, 0);
+  EXPECT_EQ(candidates.count(), 5u);  // node 0 and its four neighbours at 16
   for (int i = 0; i < 12; ++i)
-    nodes.push_back(numa_place_member(sc, {&on0, -1, kCapacityScale}, active, 0, member_load, s));
+    nodes.push_back(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s));
   EXPECT_EQ(nodes, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}));
   EXPECT_EQ(member_load[0], 10u * kCapacityScale);
   EXPECT_EQ(member_load[1], 2u * kCapacityScale);
   // A member without samples keeps its node and still counts there.
-  EXPECT_EQ(numa_place_member(sc, {nullptr, 5, kCapacityScale}, active, 0, member_load, s), 5);
+  EXPECT_EQ(numa_place_member(sc, {nullptr, 5, kCapacityScale}, candidates, 0, member_load, s), 5);
   EXPECT_EQ(member_load[5], kCapacityScale);
 }
 
