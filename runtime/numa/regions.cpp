@@ -255,14 +255,14 @@ scan_result region_registry::protect_next_window(std::size_t pages) {
     sync::rwlock& l;
     ~unlock_at_exit() { l.unlock_shared(); }
   } unlock{lock_};
-  install_fault_handler();  // I-SAMPLE-11: before the first page is protected; then keeps it first
   periods_scanned_.fetch_add(1, native::relaxed);
 
   std::size_t total = 0;
   for (const auto& r : regions_) total += r->pages;
   std::size_t budget = std::min(pages, total);
   scan_result res{scan_outcome::scanned, 0, budget};
-  if (budget == 0) return res;
+  if (budget == 0) return res;  // no region: the process keeps its own SIGSEGV handling
+  install_fault_handler();  // I-SAMPLE-11: before the first page is protected; then keeps it first
 
   // The region holding the cursor, or the first one above it, or (wrap) the first.
   std::size_t idx = static_cast<std::size_t>(
