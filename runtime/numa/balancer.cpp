@@ -178,7 +178,7 @@ bool balancer::pass() {
     if (d.preferred >= 0) {
       if (host_.apply(t->key, d.preferred, decision_score(*t, d.preferred), &d.active)) {
         ++moved;
-        ++t->totals.moves;
+        group_entry::live_counters::bump(t->totals.moves);
       }
       t->node = d.preferred;
     }
@@ -189,7 +189,7 @@ bool balancer::pass() {
       if (node < 0) continue;
       if (host_.apply(ms[k]->key, node, decision_score(*ms[k], node), nullptr)) {
         ++moved;
-        ++ms[k]->totals.moves;
+        group_entry::live_counters::bump(ms[k]->totals.moves);
       }
       ms[k]->node = node;
       ms[k]->preferred = node;
@@ -214,10 +214,10 @@ void balancer::note_sample(const sample& s) {
     return;
   group_entry& g = *it->second;
   g.period.add_sample(s.mem_node, s.cpu_node);
-  ++g.totals.samples;
+  group_entry::live_counters::bump(g.totals.samples);
   if (s.mem_node == s.cpu_node) {
     ++g.counts.local;
-    ++g.totals.local_samples;
+    group_entry::live_counters::bump(g.totals.local_samples);
   } else {
     ++g.counts.remote;
   }
@@ -242,7 +242,7 @@ void balancer::migrate_if_settled(const sample& s, group_entry& g) {
   if (regions_.set_page_node(reinterpret_cast<const void*>(s.page), s.cpu_node)) {
     host_.count(balancer_event::page_migrated, 1);
     host_.migrated(g.key, s.mem_node, s.cpu_node);
-    ++g.totals.pages_migrated;
+    group_entry::live_counters::bump(g.totals.pages_migrated);
   }
 }
 

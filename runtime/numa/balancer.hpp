@@ -98,7 +98,7 @@ class balancer {
   template <class F>
   void for_each_group(F&& f) {
     sync::shared_guard lk(groups_lock_);
-    for (const auto& e : groups_) f(e->key, e->parent_key, e->totals);
+    for (const auto& e : groups_) f(e->key, e->parent_key, e->totals.read());
   }
 
   // Groups' scan period now (ms), for stats and the example's period lines.
@@ -114,7 +114,18 @@ class balancer {
     int node = -1;                       // the node last applied
     int preferred = -1;                  // the preferred node of the last pass (the pull)
     core::cpumask active;                // its (a member: its parent's) active nodes, last pass
-    group_counters totals;               // written by the balancer thread under the table lock
+    // Written by the balancer thread during its period (which holds the table shared, like a
+    // stats snapshot), read by snapshots: relaxed atomics, figures with no ordering.
+    struct live_counters {
+      sync::native::atomic<std::uint64_t> samples{0}, local_samples{0}, moves{0}, pages_migrated{0};
+      static void bump(sync::native::atomic<std::uint64_t>& c) noexcept {
+        c.store(c.load(sync::native::relaxed) + 1, sync::native::relaxed);  // one writer
+      }
+      group_counters read() const noexcept {
+        return {samples.load(sync::native::relaxed), local_samples.load(sync::native::relaxed),
+                moves.load(sync::native::relaxed), pages_migrated.load(sync::native::relaxed)};
+      }
+    } totals;
   };
   struct page_run {
     std::int16_t node = -1;              // node of the page's last sample
