@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,48 @@ bool is_bitmap(std::string_view v) {
     if (comma == std::string_view::npos) return true;
     v.remove_prefix(comma + 1);
   }
+}
+
+// A bitmap accepted by is_bitmap() as 32-bit words, least significant first; `infinite` for a
+// "0xf...f" tail (every word above them set).
+struct bitmap_words {
+  std::vector<std::uint32_t> words;
+  bool infinite = false;
+};
+
+bitmap_words words_of(std::string_view v) {
+  bitmap_words b;
+  constexpr std::string_view kInfinite = "0xf...f";
+  if (v.substr(0, kInfinite.size()) == kInfinite) {
+    b.infinite = true;
+    v.remove_prefix(kInfinite.size());
+    if (!v.empty()) v.remove_prefix(1);
+  }
+  std::vector<std::uint32_t> msb_first;
+  while (!v.empty()) {
+    const std::size_t comma = v.find(',');
+    std::string_view word = v.substr(0, comma);
+    if (word.size() > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X')) word.remove_prefix(2);
+    msb_first.push_back(word.empty() ? 0u : static_cast<std::uint32_t>(std::stoul(std::string(word), nullptr, 16)));
+    if (comma == std::string_view::npos) break;
+    v.remove_prefix(comma + 1);
+  }
+  b.words.assign(msb_first.rbegin(), msb_first.rend());
+  return b;
+}
+
+bool intersect(const bitmap_words& a, const bitmap_words& b) {
+  const std::size_t n = std::max(a.words.size(), b.words.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t x = i < a.words.size() ? a.words[i] : (a.infinite ? ~0u : 0u);
+    const std::uint32_t y = i < b.words.size() ? b.words[i] : (b.infinite ? ~0u : 0u);
+    if ((x & y) != 0) return true;
+  }
+  return a.infinite && b.infinite;
+}
+
+bool empty_bitmap(const bitmap_words& a) {
+  return !a.infinite && std::all_of(a.words.begin(), a.words.end(), [](std::uint32_t w) { return w == 0; });
 }
 
 // hwloc 2.9 sizes a bitmap by a PU's or a NUMA node's os_index, a missing one counting as
@@ -304,6 +347,19 @@ class checker {
     }
     if (find_attr(attrs, "nodeset") != nullptr && find_attr(attrs, "complete_nodeset") == nullptr) {
       return fail(xml_verdict::inconsistent, start, "<object> has a nodeset but no complete_nodeset");
+    }
+    // An allowed_cpuset that shares no PU with a non-empty complete_cpuset: hwloc 2.9 restricts
+    // the topology to no PU and, with a nodeset, dies with SIGSEGV in hwloc_topology_load
+    // (found by tests/fuzz/topology_xml_fuzz.cpp). hwloc never writes one.
+    const std::string_view* allowed = find_attr(attrs, "allowed_cpuset");
+    const std::string_view* complete = find_attr(attrs, "complete_cpuset");
+    if (allowed != nullptr && complete != nullptr) {
+      const bitmap_words c = words_of(*complete);
+      if (!empty_bitmap(c) && !intersect(words_of(*allowed), c)) {
+        return fail(xml_verdict::inconsistent, start,
+                    "<object> allowed_cpuset=\"" + std::string(*allowed) + "\" shares no PU with complete_cpuset=\"" +
+                        std::string(*complete) + "\"");
+      }
     }
     if (names_pu_or_numa_node(*type)) {
       const std::string_view* index = find_attr(attrs, "os_index");

@@ -68,6 +68,29 @@ TEST(xml_check, refuses_a_newer_format) {
   EXPECT_EQ(check_hwloc_xml(doc(" version=\"3.0\"", kMachine), 3).verdict, xml_verdict::ok);
 }
 
+// The fuzzer's find (tests/fuzz/corpus/topology_xml/bad_allowed_cpuset_outside_cpuset.xml): a root
+// whose allowed_cpuset shares no PU with its complete_cpuset, with a nodeset, crashed hwloc 2.9.
+TEST(xml_check, an_allowed_cpuset_outside_the_complete_cpuset_is_refused) {
+  const std::string machine =
+      "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x0000000f\" complete_cpuset=\"0x0000000f\" "
+      "allowed_cpuset=\"0x000000f0\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000001\"/>";
+  const xml_check_result r = check(doc(" version=\"2.0\"", machine));
+  EXPECT_EQ(r.verdict, xml_verdict::inconsistent);
+  EXPECT_NE(r.detail.find("allowed_cpuset=\"0x000000f0\" shares no PU with complete_cpuset=\"0x0000000f\""),
+            std::string::npos)
+      << r.detail;
+  // Overlapping sets, several words, and the infinite tail are fine.
+  for (const char* allowed : {"0x00000003", "0x00000001,0x0000000f", "0xf...f", "0xffffffff"}) {
+    const std::string ok = "<object type=\"Machine\" cpuset=\"0x0000000f\" complete_cpuset=\"0x0000000f\" "
+                           "allowed_cpuset=\"" + std::string(allowed) + "\"/>";
+    EXPECT_EQ(check(doc("", ok)).verdict, xml_verdict::ok) << allowed;
+  }
+  // Words run from the most significant: 0x0000000f,0x00000000 is PUs 32-35, none of 0-3.
+  const std::string far = "<object type=\"Machine\" cpuset=\"0x0000000f\" complete_cpuset=\"0x0000000f\" "
+                          "allowed_cpuset=\"0x0000000f,0x00000000\"/>";
+  EXPECT_EQ(check(doc("", far)).verdict, xml_verdict::inconsistent);
+}
+
 TEST(xml_check, objects_hwloc_would_crash_on_or_misread) {
   EXPECT_EQ(check(doc("", "<object cpuset=\"0x1\" complete_cpuset=\"0x1\"/>")).verdict, xml_verdict::inconsistent);
   const xml_check_result no_complete = check(doc("", "<object type=\"PU\" cpuset=\"0x1\"/>"));
