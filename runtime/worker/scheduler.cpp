@@ -337,21 +337,29 @@ task* scheduler::steal_work(worker& w) {
 // can_migrate_task() moves a cache-hot task once nr_balance_failed exceeds cache_nice_tries,
 // and an idle thief is not kept idle forever (000 patch 5, I-STEAL-6). The decision reads
 // only the group's preferred node: the balancer's fault counts stay on its thread.
-bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
-  const group_state* g = t->affinity;
-  const int pref = g != nullptr ? g->preferred_node.load(atomics::relaxed) : -1;
-  if (pref != src_node || pref == w.node) return true;
+// The filter's verdict for moving a task whose group prefers `pref` (-1: none) from src to
+// dst. The worker side sees only the preferred node (one exists only once the group has
+// samples); the fault counts stay on the balancer's thread, so the policy's last case
+// (neither node preferred: compare faults) sees none.
+policy::steal_verdict scheduler::classify_move(int pref, int src, int dst, policy::balance_kind kind,
+                                                std::uint64_t src_queued) const noexcept {
   policy::group_locality loc;
   loc.preferred_node = pref;
   loc.faults = no_faults_;
-  loc.total_faults = 1;  // a preferred node exists only once the group has samples
+  loc.total_faults = 1;
   policy::migration_env env;
-  env.src_node = src_node;
-  env.dst_node = w.node;
-  env.kind = policy::balance_kind::idle;
-  env.src_queued = 1;  // the task itself waited there
-  env.src_node_workers = static_cast<std::uint32_t>(layout_.node_workers[static_cast<std::size_t>(src_node)].count());
-  const policy::steal_verdict v = policy::classify_steal(&loc, env, settings_.f);
+  env.src_node = src;
+  env.dst_node = dst;
+  env.kind = kind;
+  env.src_queued = src_queued;
+  env.src_node_workers = static_cast<std::uint32_t>(layout_.node_workers[static_cast<std::size_t>(src)].count());
+  return policy::classify_steal(pref >= 0 ? &loc : nullptr, env, settings_.f);
+}
+
+bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
+  const int pref = placed_node(t);
+  if (pref != src_node || pref == w.node) return true;
+  const policy::steal_verdict v = classify_move(pref, src_node, w.node, policy::balance_kind::idle, 1);
   if (v == policy::steal_verdict::prefer || v == policy::steal_verdict::accept) return true;
   if (v == policy::steal_verdict::last_resort && w.steal_refusals >= settings_.t.numa_steal_refusals) {
     w.steal_refusals = 0;
@@ -1211,19 +1219,7 @@ void scheduler::balancer_glue::balance_nodes() {
   batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
   std::vector<policy::steal_verdict> verdicts;
   for (task* t : batch) {
-    const group_state* g = t->affinity;
-    const int pref = g != nullptr ? g->preferred_node.load(atomics::relaxed) : -1;
-    policy::group_locality loc;
-    loc.preferred_node = pref;
-    loc.faults = s.no_faults_;
-    loc.total_faults = pref >= 0 ? 1 : 0;  // a preferred node exists only once there are samples
-    policy::migration_env env;
-    env.src_node = d.busiest;
-    env.dst_node = d.idlest;
-    env.kind = policy::balance_kind::periodic;
-    env.src_queued = batch.size();
-    env.src_node_workers = static_cast<std::uint32_t>(s.layout_.node_workers[static_cast<std::size_t>(d.busiest)].count());
-    verdicts.push_back(policy::classify_steal(pref >= 0 ? &loc : nullptr, env, s.settings_.f));
+    verdicts.push_back(s.classify_move(s.placed_node(t), d.busiest, d.idlest, policy::balance_kind::periodic, batch.size()));
   }
   const std::vector<std::size_t> picked = policy::pick_batch(verdicts, static_cast<std::size_t>(d.tasks));
   std::vector<bool> moved(batch.size(), false);

@@ -200,6 +200,8 @@ class scheduler {
   task* find_local(worker& w);
   task* steal_work(worker& w);
   bool keep_remote_steal(worker& w, task* t, int src_node) noexcept;
+  policy::steal_verdict classify_move(int pref, int src, int dst, policy::balance_kind kind,
+                                      std::uint64_t src_queued) const noexcept;
   bool work_visible(const worker* except = nullptr) const;
   void park(worker& w);
   void stop_searching(worker& w) noexcept;
