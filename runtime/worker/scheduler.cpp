@@ -3,6 +3,7 @@
 #include "worker/scheduler.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -175,6 +176,14 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
   }
   for (int nd = 0; nd < topo_.node_count(); ++nd) injection_.push_back(std::make_unique<deque::injection_queue<task>>(static_cast<std::size_t>(settings_.t.injection_queue_reserve)));
   for (auto& wp : workers_) wp->plan = policy::make_steal_plan(layout_, wp->id);
+  if (topo_.is_host) {
+    for (int i = 0; i < n; ++i) {
+      for (const unsigned pu : topo_.cores[static_cast<std::size_t>(layout_.workers[static_cast<std::size_t>(i)].core)].pus) {
+        if (pu >= pu_worker_.size()) pu_worker_.resize(pu + 1, -1);
+        if (pu_worker_[pu] < 0) pu_worker_[pu] = i;
+      }
+    }
+  }
   if (!cfg.trace_path.empty()) {
     trace_ = trace::recorder::open(cfg.trace_path, make_trace_layout(layout_, topo_, name_), std::cerr);
     if (trace_)
@@ -648,8 +657,10 @@ void scheduler::place(worker* w, task* t) noexcept {
       r.task = {w->id, w->util.load(atomics::relaxed), w->util_est.load(atomics::relaxed),
                 policy::task_presence::running};
     }
-  } else if (home < 0) {
-    home = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(worker_count()));
+  } else {
+    if (home < 0)
+      home = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(worker_count()));
+    r.occupied = occupied_worker();
   }
   r.home = home;
   const bool timed = w != nullptr && ++w->spawns_since_timed >= static_cast<std::uint32_t>(settings_.t.scan_cost_sample_interval);
@@ -686,6 +697,15 @@ void scheduler::place(worker* w, task* t) noexcept {
     push_local(*w, t);
   else
     push_node(layout_.node_of(d.target), t, w);
+}
+
+// I-WAKE-9: the worker bound to the core this outside thread runs on, -1 when none is. The
+// answer may be stale by the time it is used (the thread can migrate): it only orders idle
+// candidates.
+int scheduler::occupied_worker() const noexcept {
+  if (pu_worker_.empty()) return -1;
+  const int cpu = sched_getcpu();
+  return cpu >= 0 && static_cast<std::size_t>(cpu) < pu_worker_.size() ? pu_worker_[static_cast<std::size_t>(cpu)] : -1;
 }
 
 // The home a spawn into `g` starts from: the worker that last ran the group, moved onto the

@@ -222,6 +222,7 @@ class scheduler {
   void place(worker* w, task* t) noexcept;
   bool hand_off(int target, task* t, worker* from) noexcept;
   int group_home(group_state& g) noexcept;
+  int occupied_worker() const noexcept;
   // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up).
   void account(worker& w, std::uint64_t now, bool was_running) noexcept;
   void refresh_llc_hint(worker& w) noexcept;
@@ -264,6 +265,10 @@ class scheduler {
   atomics::atomic<std::uint32_t> terminated_{0};
   // Rotating start for outside spawns' find_idlest, so that ties spread (relaxed: a hint).
   atomics::atomic<std::uint64_t> outside_rr_{0};
+  // Host mode: by PU OS index, the first worker bound to that PU's core, else -1; empty in
+  // virtual-topology mode. Written by the constructor only. An outside spawner's sched_getcpu()
+  // names the worker whose core it occupies (I-WAKE-9).
+  std::vector<int> pu_worker_;
   policy::pelt_params pelt_params_;
   std::vector<std::uint64_t> no_faults_;  // zeros, one per node: the steal filter's fault view
   // Per LLC: the scan-cost EWMA (written by spawners of that LLC after a timed scan) and the

@@ -3,12 +3,15 @@
 // an exec'd task. Real threads on a virtual one-LLC, two-core topology, so that the outcome
 // does not depend on this machine's cores.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rt/rt.hpp"
 
@@ -98,6 +101,41 @@ TEST(WakePath, ContinuationSpawnsRunToTheEnd) {
   r.shutdown();  // drains the detached continuations
   EXPECT_EQ(steps.load(), 1000);
   EXPECT_EQ(r.stats().total("tasks_run"), 1000u);
+}
+
+// I-WAKE-9 on this machine's real cores: an outside thread pinned to a worker's core spawns
+// into a parked pool; the task must start on another core, whatever worker the rotating start
+// would have named. Needs two allowed cores (skipped otherwise, e.g. under a one-CPU taskset).
+TEST(WakePath, OutsideSpawnWakesAWorkerOffTheSpawnersCore) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  rt::config c;
+  c.workers = 2;
+  rt::runtime r{c};
+  if (cpus.size() < 2 || r.workers() < 2) GTEST_SKIP() << "needs two allowed cores";
+  ASSERT_TRUE(all_parked(r, 1));
+  // The spawner pins itself to the first two allowed CPUs in turn (the workers' cores).
+  std::thread spawner([&] {
+    for (int round = 0; round < 8; ++round) {
+      const std::uint64_t parks = r.stats().total("parks");
+      const int mine = cpus[static_cast<std::size_t>(round) % 2];
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(mine, &one);
+      ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+      const int ran_on = r.spawn([] { return sched_getcpu(); }).join();
+      EXPECT_NE(ran_on, mine) << "round " << round << ": the task started on the spawner's own core";
+      // Wait until the pool is parked again: the worker that ran the task parks once more.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (r.stats().total("parks") <= parks && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ASSERT_GT(r.stats().total("parks"), parks) << "the pool did not park again";
+    }
+  });
+  spawner.join();
 }
 
 }  // namespace
