@@ -5,9 +5,12 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include "guarded_thread.hpp"
 #include "rt/rt.hpp"
@@ -60,6 +63,50 @@ TEST_F(TaskStackDeath, PlainRecursionInATaskNamesTheWorkerAndDiesWithSigsegv) {
       },
       testing::KilledBySignal(SIGSEGV),
       "numart: worker [0-9]+ overflowed its stack of [0-9]+ KiB \\(deep recursion in a task\\?\\)");
+}
+
+// The same with NUMA sampling on (the order of a real process that registers a region: the
+// stack guard enters with the first worker, the balancer's first scan installs the
+// hinting-fault handler over it and protects a window). Both a plain dive and nested spawns
+// still end in the guard's line, through the sampler's handler (I-SAMPLE-12).
+void wait_until_sampling(rt::runtime& r) {
+  for (int i = 0; i < 3000 && r.stats().total("numa_pages_protected") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::fprintf(stderr, "pages protected: %llu\n",
+               static_cast<unsigned long long>(r.stats().total("numa_pages_protected")));
+}
+
+TEST_F(TaskStackDeath, WithNumaSamplingOnARecursionStillNamesTheWorker) {
+  EXPECT_EXIT(
+      {
+        guard_test::reset_fault_dispositions();
+        rt::runtime r;
+        static std::vector<char> data(std::size_t{1} << 20, 1);
+        rt::group g(r, "sampled");
+        rt::register_region(g, data.data(), data.size());
+        wait_until_sampling(r);
+        r.spawn(g, guard_test::dive_forever).join();
+      },
+      testing::KilledBySignal(SIGSEGV),
+      "pages protected: [1-9][0-9]*\n(.|\n)*numart: worker [0-9]+ overflowed its stack of [0-9]+ KiB");
+}
+
+TEST_F(TaskStackDeath, WithNumaSamplingOnNestedSpawnsCompleteOrNameTheWorker) {
+  EXPECT_EXIT(
+      {
+        guard_test::reset_fault_dispositions();
+        rt::runtime r;
+        static std::vector<char> data(std::size_t{1} << 20, 1);
+        rt::group g(r, "sampled");
+        rt::register_region(g, data.data(), data.size());
+        wait_until_sampling(r);
+        constexpr std::uint64_t kDepth = 100000;
+        const std::uint64_t levels = r.spawn(g, [] { return nest(0, kDepth); }).join();
+        std::fprintf(stderr, "completed %llu levels\n", static_cast<unsigned long long>(levels));
+        std::_Exit(levels == kDepth + 1 ? 0 : 3);
+      },
+      completed_or_segv,
+      "pages protected: [1-9][0-9]*\n(.|\n)*(completed 100001 levels\n|numart: worker [0-9]+ overflowed its stack)");
 }
 
 }  // namespace
