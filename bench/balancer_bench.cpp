@@ -1,9 +1,9 @@
 // One NUMA balancer pass (policy::balance_pass) over 1,000 groups, on real machine topologies
-// (docs/design/numa-scoring.md §7). The bar: under 1 ms per pass on the 64-node
+// (docs/design/numa-scoring.md §4). The bar: under 1 ms per pass on the 64-node
 // Itanium. Plain main: prints the median and the spread of many passes per topology and how
 // the time grows with the node count.
-// Usage: numart_bench_balancer TOPOLOGY_DIR [passes]   (TOPOLOGY_DIR: tests/data/topologies;
-// passes default 301).
+// Usage: numart_bench_balancer TOPOLOGY_DIR [passes [topology]]   (TOPOLOGY_DIR:
+// tests/data/topologies; passes default 301; topology: run only that one, e.g. under callgrind).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -89,7 +89,7 @@ workload make(const rt::topo::topology& t, std::uint64_t seed) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: numart_bench_balancer TOPOLOGY_DIR [passes]  (TOPOLOGY_DIR: tests/data/topologies)\n");
+    std::fprintf(stderr, "usage: numart_bench_balancer TOPOLOGY_DIR [passes [topology]]  (TOPOLOGY_DIR: tests/data/topologies)\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -98,13 +98,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "numart_bench_balancer: passes must be a positive integer, got '%s'\n", argv[2]);
     return 2;
   }
+  const std::string only = argc > 3 ? argv[3] : "";
   const char* tune = std::getenv("RT_TUNE");
   const rt::tun::settings s = rt::tun::parse(tune != nullptr ? tune : "");  // throws on a bad RT_TUNE
   std::printf("balance_pass over %d groups (every %dth with %d members), %d passes each\n", kGroups,
               kGroupsWithMembersEvery, kMembersPerGroup, passes);
   std::printf("%-28s %6s %10s %10s %10s %10s %12s\n", "topology", "nodes", "neighbours", "median_us", "p10_us",
               "p90_us", "us/node");
-  for (const char* name : {"32em64t-2n8c2t-pci-noio", "64amd64-4p2n4ca2co", "192em64t-24n8c2t", "256ia64-64n2s2c"}) {
+  const std::vector<std::string> names = {"32em64t-2n8c2t-pci-noio", "64amd64-4p2n4ca2co", "192em64t-24n8c2t",
+                                          "256ia64-64n2s2c"};
+  if (!only.empty() && std::find(names.begin(), names.end(), only) == names.end()) {
+    std::fprintf(stderr, "numart_bench_balancer: unknown topology '%s' (one of the four it runs)\n", only.c_str());
+    return 2;
+  }
+  for (const std::string& name : names) {
+    if (!only.empty() && name != only) continue;
     const auto t = rt::topo::topology::load(rt::topo::source::parse("xml:" + dir + "/" + name + ".xml"));
     const rt::policy::numa_scorer sc(t);
     const workload w = make(t, 42);
@@ -121,7 +129,7 @@ int main(int argc, char** argv) {
     }
     std::sort(us.begin(), us.end());
     const double median = us[us.size() / 2];
-    std::printf("%-28s %6d %10.1f %10.1f %10.1f %10.1f %12.2f\n", name, t.node_count(),
+    std::printf("%-28s %6d %10.1f %10.1f %10.1f %10.1f %12.2f\n", name.c_str(), t.node_count(),
                 static_cast<double>(neighbours) / t.node_count(), median, us[us.size() / 10],
                 us[us.size() * 9 / 10], median / t.node_count());
     if (sink == 0) std::printf("(no decisions)\n");

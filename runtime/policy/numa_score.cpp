@@ -26,6 +26,45 @@ std::uint64_t nearby_term(std::uint64_t faults, std::uint32_t weight) {
   return (faults * weight) >> topo::kNearbyScaleShift;
 }
 
+// The largest of v (0 when empty), four lanes at a time: the pass takes a maximum over every
+// node twice per group (I-NUMA-10).
+std::uint64_t max_of(std::span<const std::uint64_t> v) {
+  std::uint64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  std::size_t i = 0;
+  for (; i + 4 <= v.size(); i += 4) {
+    m0 = std::max(m0, v[i]);
+    m1 = std::max(m1, v[i + 1]);
+    m2 = std::max(m2, v[i + 2]);
+    m3 = std::max(m3, v[i + 3]);
+  }
+  for (; i < v.size(); ++i) m0 = std::max(m0, v[i]);
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
+
+// a * b / c, exact (c > 0): in 64 bits when the product fits, else in 128 (I-NUMA-8's `here`).
+std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  std::uint64_t p = 0;
+  if (!__builtin_mul_overflow(a, b, &p)) return p / c;
+  return static_cast<std::uint64_t>(static_cast<u128>(a) * b / c);
+}
+
+// numa_move_fits() with imbalance_pct * capacity computed once per node (I-NUMA-8):
+// 100 * (load + adds) <= pct * capacity  <=>  load + adds <= floor(pct * capacity / 100).
+class node_room {
+ public:
+  node_room(const numa_scorer& sc, const tun::settings& s) : room_(static_cast<std::size_t>(sc.node_count()), 0) {
+    const u128 pct = imbalance_pct(domain_level::numa, s);
+    for (int n = 0; n < sc.node_count(); ++n) room_[static_cast<std::size_t>(n)] = pct * sc.capacity(n) / kPercentScale;
+  }
+  // Never fits on a node without workers: its room is 0 and the check also needs capacity.
+  bool fits(const numa_scorer& sc, int n, std::uint64_t node_load, std::uint64_t adds) const {
+    return sc.capacity(n) != 0 && static_cast<u128>(node_load) + adds <= room_[static_cast<std::size_t>(n)];
+  }
+
+ private:
+  std::vector<u128> room_;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -110,16 +149,38 @@ numa_scorer::numa_scorer(const topo::topology& t, std::span<const std::uint32_t>
     }
     nearby_begin_.push_back(static_cast<std::uint32_t>(nearby_node_.size()));
   }
+  near_of_runs_begin_.push_back(0);
   near_of_begin_.push_back(0);
-  for (const auto& list : transposed) {
-    for (const auto& [n, w] : list) {
-      near_of_node_.push_back(n);
-      near_of_weight_.push_back(w);
+  for (auto& list : transposed) {
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      near_of_node_.push_back(static_cast<std::uint32_t>(list[i].first));
+      if (i + 1 == list.size() || list[i + 1].second != list[i].second)
+        near_of_runs_.push_back({list[i].second, static_cast<std::uint32_t>(near_of_node_.size())});
     }
+    near_of_runs_begin_.push_back(static_cast<std::uint32_t>(near_of_runs_.size()));
     near_of_begin_.push_back(static_cast<std::uint32_t>(near_of_node_.size()));
   }
   for (auto it = t.distance_levels.rbegin(); it != t.distance_levels.rend(); ++it) {
     if (*it > topo::kLocalDistance) remote_levels_desc_.push_back(*it);
+  }
+  // I-NUMA-3, I-NUMA-11: the nodes that run work, and each node's island edge.
+  for (int n = 0; n < nodes_; ++n) {
+    if (runs_work(n)) work_nodes_.push_back(n);
+  }
+  all_work_ = work_nodes_.size() == n_nodes;
+  island_edge_.reserve(n_nodes);
+  for (int p = 0; p < nodes_; ++p) {
+    int nearest = 0;
+    for (const int n : work_nodes_) {
+      const int d = distance(p, n);
+      if (n != p && (nearest == 0 || d < nearest)) nearest = d;
+    }
+    core::cpumask edge(n_nodes);
+    for (const int n : work_nodes_) {
+      if (n == p || distance(p, n) <= nearest) edge.set(static_cast<std::size_t>(n));
+    }
+    island_edge_.push_back(std::move(edge));
   }
 }
 
@@ -145,18 +206,31 @@ std::uint64_t numa_scorer::weight(std::span<const std::uint64_t> faults, std::ui
 void numa_scorer::raw_scores(std::span<const std::uint64_t> faults, std::vector<std::uint64_t>& out) const {
   require_nodes(faults.size(), static_cast<std::size_t>(nodes_), "raw_scores: faults");
   out.assign(faults.begin(), faults.end());
+  std::uint64_t* const o = out.data();
+  const std::uint32_t* const near = near_of_node_.data();
+  const near_of_run* const runs = near_of_runs_.data();
+  const std::uint32_t* const runs_begin = near_of_runs_begin_.data();
   for (std::size_t m = 0; m < faults.size(); ++m) {
     const std::uint64_t f = faults[m];
     if (f == 0) continue;
-    for (std::uint32_t i = near_of_begin_[m]; i < near_of_begin_[m + 1]; ++i) {
-      out[static_cast<std::size_t>(near_of_node_[i])] += nearby_term(f, near_of_weight_[i]);
+    std::uint32_t i = near_of_begin_[m];
+    for (std::uint32_t r = runs_begin[m]; r < runs_begin[m + 1]; ++r) {
+      const std::uint64_t term = nearby_term(f, runs[r].weight);  // the same term for the whole run
+      const std::uint32_t end = runs[r].end;
+      for (; i + 4 <= end; i += 4) {  // unrolled: the pass spends most of its time here
+        o[near[i]] += term;
+        o[near[i + 1]] += term;
+        o[near[i + 2]] += term;
+        o[near[i + 3]] += term;
+      }
+      for (; i < end; ++i) o[near[i]] += term;
     }
   }
 }
 
-// I-NUMA-5 tie-break: score, then the previous preferred node, then nearness to it, then index.
-bool numa_scorer::ahead(std::uint64_t sa, int a, std::uint64_t sb, int b, int previous) const {
-  if (sa != sb) return sa > sb;
+// I-NUMA-5 tie-break between equal scores: the previous preferred node, then nearness to it,
+// then the lower index.
+bool numa_scorer::tie_ahead(int a, int b, int previous) const {
   if (previous >= 0 && previous < nodes_) {
     if (a == previous || b == previous) return a == previous;
     const int da = distance(previous, a);
@@ -183,11 +257,17 @@ int numa_scorer::preferred_node(std::span<const std::uint64_t> faults, std::span
     const int nid = backplane_preferred(faults, previous);
     if (nid >= 0) return nid;
   }
+  // The maximum under ahead(): the highest score first (a plain scan when every node runs
+  // work), then the tie-break among the nodes that have it.
+  std::uint64_t top = 0;
+  if (all_work_) {
+    top = max_of(scores.first(static_cast<std::size_t>(nodes_)));
+  } else {
+    for (const int n : work_nodes_) top = std::max(top, scores[static_cast<std::size_t>(n)]);
+  }
   int best = -1;
-  for (int n = 0; n < nodes_; ++n) {
-    if (!runs_work(n)) continue;
-    const auto sn = scores[static_cast<std::size_t>(n)];
-    if (best < 0 || ahead(sn, n, scores[static_cast<std::size_t>(best)], best, previous)) best = n;
+  for (const int n : work_nodes_) {
+    if (scores[static_cast<std::size_t>(n)] == top && (best < 0 || tie_ahead(n, best, previous))) best = n;
   }
   return best;
 }
@@ -250,14 +330,19 @@ core::cpumask numa_active_nodes(const numa_scorer& sc, std::span<const std::uint
   require_nodes(cpu.size(), static_cast<std::size_t>(sc.node_count()), "numa_active_nodes: cpu faults");
   core::cpumask active(static_cast<std::size_t>(sc.node_count()));
   std::uint64_t max = 0;
-  for (int n = 0; n < sc.node_count(); ++n) {
-    if (sc.runs_work(n)) max = std::max(max, cpu[static_cast<std::size_t>(n)]);
+  if (sc.all_work()) {
+    max = max_of(cpu);
+  } else {
+    for (const int n : sc.work_nodes()) max = std::max(max, cpu[static_cast<std::size_t>(n)]);
   }
   if (max == 0) return active;
-  const auto fraction = static_cast<u128>(s.t.numa_active_node_fraction);
-  for (int n = 0; n < sc.node_count(); ++n) {
+  // f * fraction > max  <=>  f > floor(max / fraction), for integers and fraction >= 1; a
+  // fraction below 1 (outside the tunable's range) admits only the busiest.
+  const std::int64_t fraction = s.t.numa_active_node_fraction;
+  const std::uint64_t above = fraction >= 1 ? max / static_cast<std::uint64_t>(fraction) : max;
+  for (const int n : sc.work_nodes()) {
     const std::uint64_t f = cpu[static_cast<std::size_t>(n)];
-    if (sc.runs_work(n) && (f == max || static_cast<u128>(f) * fraction > max)) active.set(static_cast<std::size_t>(n));
+    if (f == max || f > above) active.set(static_cast<std::size_t>(n));
   }
   return active;
 }
@@ -294,20 +379,18 @@ core::cpumask numa_member_candidates(const numa_scorer& sc, const core::cpumask&
   core::cpumask candidates = active.size() == static_cast<std::size_t>(sc.node_count())
                                  ? active
                                  : core::cpumask(static_cast<std::size_t>(sc.node_count()));
-  if (parent_preferred < 0) return candidates;
-  int nearest = 0;
-  for (int n = 0; n < sc.node_count(); ++n) {
-    const int d = sc.distance(parent_preferred, n);
-    if (n != parent_preferred && sc.runs_work(n) && (nearest == 0 || d < nearest)) nearest = d;
-  }
-  for (int n = 0; n < sc.node_count(); ++n)
-    if (sc.runs_work(n) && (n == parent_preferred || sc.distance(parent_preferred, n) <= nearest))
-      candidates.set(static_cast<std::size_t>(n));
-  return candidates;
+  if (parent_preferred < 0 || parent_preferred >= sc.node_count()) return candidates;
+  return candidates | sc.island_edge(parent_preferred);
 }
 
-int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& candidates,
-                      int parent_preferred, std::vector<std::uint64_t>& member_load, const tun::settings& s) {
+namespace {
+
+// numa_place_member() with the scores' buffer and the room check supplied by the caller, so
+// that the pass allocates nothing per member (I-NUMA-10).
+template <class Fits>
+int place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& candidates,
+                 int parent_preferred, std::vector<std::uint64_t>& member_load, std::vector<std::uint64_t>& scores,
+                 const Fits& fits) {
   const std::uint64_t total = m.faults != nullptr ? m.faults->total_mem : 0;
   if (total == 0) {
     const int n = m.node >= 0 ? m.node : parent_preferred;
@@ -323,8 +406,7 @@ int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const c
   };
   int fit = -1, any = -1;
   std::uint64_t fit_score = 0, any_score = 0;
-  std::vector<std::uint64_t> scores;  // scattered once: O(nodes + faulted nodes x neighbours)
-  sc.raw_scores(m.faults->mem, scores);
+  sc.raw_scores(m.faults->mem, scores);  // scattered once: O(nodes + faulted nodes x neighbours)
   candidates.for_each([&](std::size_t i) {
     const int n = static_cast<int>(i);
     if (!sc.runs_work(n)) return;
@@ -333,7 +415,7 @@ int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const c
       any = n;
       any_score = sn;
     }
-    if (numa_move_fits(member_load[i], sc.capacity(n), m.load, s) && ahead(n, sn, fit, fit_score)) {
+    if (ahead(n, sn, fit, fit_score) && fits(n, member_load[i], m.load)) {
       fit = n;
       fit_score = sn;
     }
@@ -342,6 +424,15 @@ int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const c
   if (pick < 0) pick = m.node >= 0 ? m.node : parent_preferred;
   if (pick >= 0) member_load[static_cast<std::size_t>(pick)] += m.load;
   return pick;
+}
+
+}  // namespace
+
+int numa_place_member(const numa_scorer& sc, const numa_member_input& m, const core::cpumask& candidates,
+                      int parent_preferred, std::vector<std::uint64_t>& member_load, const tun::settings& s) {
+  std::vector<std::uint64_t> scores;
+  return place_member(sc, m, candidates, parent_preferred, member_load, scores,
+                      [&](int n, std::uint64_t load, std::uint64_t adds) { return numa_move_fits(load, sc.capacity(n), adds, s); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,78 +493,82 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   numa_pass_result res;
   res.groups.reserve(in.groups.size());
   res.node_load.assign(in.node_load.begin(), in.node_load.end());
+  std::size_t members = 0;
+  for (const numa_group_input& g : in.groups) members += g.members.size();
+  res.member_nodes.reserve(members);
+  // Scratch reused by every group: nothing below allocates per group but the decision's own
+  // active mask and, for a group with members, its candidate mask (I-NUMA-10).
+  const node_room room(sc, s);
   numa_faults sum(sc.node_count());
   std::vector<std::uint64_t> scores;
-  std::vector<int> order;
+  std::vector<std::uint64_t> member_scores;
   numa_locality_counts counts;
   std::vector<std::uint64_t> member_load(n_nodes, 0);  // members placed so far, all groups
+  const numa_faults none(sc.node_count());
 
   for (const numa_group_input& g : in.groups) {
-    // I-NUMA-2: the group's faults are its own plus its members'.
-    sum.clear();
-    if (g.faults != nullptr) numa_add_faults(sum, *g.faults);
-    for (const numa_member_input& m : g.members) {
-      if (m.faults != nullptr) numa_add_faults(sum, *m.faults);
+    // I-NUMA-2: the group's faults are its own plus its members'; alone, its own are used as
+    // they are (the same sums without the copy).
+    const numa_faults* f = &none;
+    if (!g.members.empty()) {
+      sum.clear();
+      if (g.faults != nullptr) numa_add_faults(sum, *g.faults);
+      for (const numa_member_input& m : g.members) {
+        if (m.faults != nullptr) numa_add_faults(sum, *m.faults);
+      }
+      f = &sum;
+    } else if (g.faults != nullptr) {
+      require_nodes(g.faults->mem.size(), n_nodes, "balance_pass: a group's faults");
+      require_nodes(g.faults->cpu.size(), n_nodes, "balance_pass: a group's cpu faults");
+      f = g.faults;
     }
     counts += g.period;
 
     numa_group_decision d;
-    d.active = numa_active_nodes(sc, sum.cpu, s);
+    d.active = numa_active_nodes(sc, f->cpu, s);
     d.members_begin = res.member_nodes.size();
-    if (sum.total_mem != 0) {
-      sc.raw_scores(sum.mem, scores);
+    if (f->total_mem != 0) {
+      sc.raw_scores(f->mem, scores);
       sc.pull_toward(g.preferred, scores, s);  // I-NUMA-12
-      d.best = sc.preferred_node(sum.mem, scores, sum.total_mem, g.preferred);
+      d.best = sc.preferred_node(f->mem, scores, f->total_mem, g.preferred);
       // I-NUMA-8: the capacity check, best node first, then by score; the current home ends it.
       const std::uint64_t spread = std::max<std::uint64_t>(d.active.count(), 1);
+      const std::uint64_t want = g.load / spread + (g.load % spread != 0 ? 1 : 0);  // numa_move_adds
       auto adds_at = [&](int n) {
-        const std::uint64_t here =
-            sum.total_cpu == 0 ? 0
-                               : static_cast<std::uint64_t>(static_cast<u128>(g.load) * sum.cpu[static_cast<std::size_t>(n)] /
-                                                            sum.total_cpu);
-        return numa_move_adds({g.load, spread, here});
+        const std::uint64_t here = f->total_cpu == 0 ? 0 : mul_div(g.load, f->cpu[static_cast<std::size_t>(n)], f->total_cpu);
+        return want > here ? want - here : 0;
       };
-      auto try_node = [&](int n) {
-        const std::uint64_t adds = adds_at(n);
-        if (!numa_move_fits(res.node_load[static_cast<std::size_t>(n)], sc.capacity(n), adds, s)) return false;
-        res.node_load[static_cast<std::size_t>(n)] += adds;
-        return true;
-      };
+      auto fits = [&](int n, std::uint64_t adds) { return room.fits(sc, n, res.node_load[static_cast<std::size_t>(n)], adds); };
       if (d.best == g.node) {
         d.preferred = d.best;
         d.placement = numa_placement::stay;
-      } else if (try_node(d.best)) {
+      } else if (const std::uint64_t adds = adds_at(d.best); fits(d.best, adds)) {
+        res.node_load[static_cast<std::size_t>(d.best)] += adds;
         d.preferred = d.best;
         d.placement = numa_placement::move;
       } else {
-        order.clear();
-        for (int n = 0; n < sc.node_count(); ++n) {
-          if (n != d.best && sc.runs_work(n)) order.push_back(n);
+        // The others in ahead() order, stopping at the current home or at the first that fits,
+        // is the maximum under that strict total order of the nodes that are the home or fit:
+        // one scan, each node's fit computed only when it would lead.
+        int pick = -1;
+        for (const int n : sc.work_nodes()) {
+          if (n == d.best) continue;
+          if (pick >= 0 && !sc.ahead(scores[static_cast<std::size_t>(n)], n, scores[static_cast<std::size_t>(pick)], pick,
+                                     g.preferred))
+            continue;
+          if (n == g.node || fits(n, adds_at(n))) pick = n;
         }
-        std::sort(order.begin(), order.end(), [&](int a, int b) {
-          return sc.ahead(scores[static_cast<std::size_t>(a)], a, scores[static_cast<std::size_t>(b)], b, g.preferred);
-        });
-        for (const int n : order) {
-          if (n == g.node) {
-            d.preferred = n;
-            d.placement = numa_placement::kept;
-            break;
-          }
-          if (try_node(n)) {
-            d.preferred = n;
-            d.placement = numa_placement::next_best;
-            break;
-          }
-        }
-        if (d.preferred < 0) {
-          if (g.node >= 0) {
-            d.preferred = g.node;
-            d.placement = numa_placement::kept;
-          } else {
-            d.preferred = d.best;
-            d.placement = numa_placement::over_capacity;
-            res.node_load[static_cast<std::size_t>(d.best)] += adds_at(d.best);
-          }
+        if (pick >= 0 && pick != g.node) {
+          res.node_load[static_cast<std::size_t>(pick)] += adds_at(pick);
+          d.preferred = pick;
+          d.placement = numa_placement::next_best;
+        } else if (g.node >= 0) {
+          d.preferred = g.node;
+          d.placement = numa_placement::kept;
+        } else {
+          d.preferred = d.best;
+          d.placement = numa_placement::over_capacity;
+          res.node_load[static_cast<std::size_t>(d.best)] += adds_at(d.best);
         }
       }
     }
@@ -481,8 +576,9 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     // edge, where there is room.
     if (!g.members.empty()) {
       const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
+      const auto member_fits = [&](int n, std::uint64_t load, std::uint64_t adds) { return room.fits(sc, n, load, adds); };
       for (const numa_member_input& m : g.members)
-        res.member_nodes.push_back(numa_place_member(sc, m, candidates, d.preferred, member_load, s));
+        res.member_nodes.push_back(place_member(sc, m, candidates, d.preferred, member_load, member_scores, member_fits));
     }
     res.groups.push_back(std::move(d));
   }

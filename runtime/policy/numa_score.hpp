@@ -121,9 +121,24 @@ class numa_scorer {
   int preferred_node(std::span<const std::uint64_t> faults, std::uint64_t total, int previous) const;
 
   // The tie-break order of preferred_node(): is node a (score sa) ahead of node b (score sb)?
-  bool ahead(std::uint64_t sa, int a, std::uint64_t sb, int b, int previous) const;
+  // A strict total order (score, then `previous`, then nearness to it, then index), so the
+  // first of a sorted walk is the maximum of a linear scan (I-NUMA-8, I-NUMA-10).
+  bool ahead(std::uint64_t sa, int a, std::uint64_t sb, int b, int previous) const {
+    if (sa != sb) return sa > sb;
+    return tie_ahead(a, b, previous);
+  }
+
+  // The nodes that run work, in index order (precomputed, I-NUMA-3); all_work(): every node.
+  std::span<const int> work_nodes() const { return work_nodes_; }
+  bool all_work() const { return all_work_; }
+
+  // The island's edge of node p (precomputed, I-NUMA-11): the nodes that run work and are p or
+  // within the nearest remote distance of p among the nodes that run work. Requires
+  // 0 <= p < node_count().
+  const core::cpumask& island_edge(int p) const { return island_edge_[static_cast<std::size_t>(p)]; }
 
  private:
+  bool tie_ahead(int a, int b, int previous) const;
   int backplane_preferred(std::span<const std::uint64_t> faults, int previous) const;
 
   int nodes_ = 0;
@@ -135,10 +150,20 @@ class numa_scorer {
   std::vector<int> nearby_node_;
   std::vector<std::uint32_t> nearby_weight_;
   std::vector<int> nearby_dist_;
-  std::vector<std::uint32_t> near_of_begin_;    // the transpose: nodes whose list holds m
-  std::vector<int> near_of_node_;
-  std::vector<std::uint32_t> near_of_weight_;
+  // The transpose, for raw_scores(): the nodes whose nearby list holds m, in runs of one weight
+  // (one term per run instead of one per node: a topology has a few distance levels).
+  struct near_of_run {
+    std::uint32_t weight;  // the weight m carries on these nodes
+    std::uint32_t end;     // one past the run's last index into near_of_node_
+  };
+  std::vector<std::uint32_t> near_of_begin_;       // per m: its nodes are [begin[m], begin[m + 1])
+  std::vector<std::uint32_t> near_of_runs_begin_;  // per m: its runs are [begin[m], begin[m + 1])
+  std::vector<near_of_run> near_of_runs_;
+  std::vector<std::uint32_t> near_of_node_;
   std::vector<int> remote_levels_desc_;         // distance levels above LOCAL, largest first
+  std::vector<int> work_nodes_;                 // capacity > 0, ascending
+  bool all_work_ = false;                       // every node runs work: scans need no list
+  std::vector<core::cpumask> island_edge_;      // per node, see island_edge()
 };
 
 // numa_group_count_active_nodes() (I-NUMA-6): nodes n that run work with

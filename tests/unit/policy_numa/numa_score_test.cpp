@@ -3,7 +3,9 @@
 // nearby weights of each topology (weight = ((max - d) << 10) / (max - 10)); rows show the sums.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@ namespace {
 
 using test::machine;
 using u64v = std::vector<std::uint64_t>;
+__extension__ using u128 = unsigned __int128;
 
 struct score_row {
   const char* name;
@@ -389,6 +392,145 @@ TEST(NumaCapacity, PassTable) {
   EXPECT_EQ(r.node_load, (u64v{19216, 2048}));
   // Counts summed over groups: local 10, remote 10 -> lr 5 < 7: 100 - 2 * 10 = 80.
   EXPECT_EQ(r.scan_period_ms, 80);
+}
+
+// I-NUMA-8 as written: the nodes after the best in ahead() order, sorted, walked until the
+// current home or the first that fits. The pass finds the same node in one scan (the maximum
+// under that strict total order of the nodes that are the home or fit); this reference checks
+// it on multi-node topologies with random faults, loads and homes, groups in input order.
+struct reference_decision {
+  int best = -1;
+  int preferred = -1;
+  numa_placement placement = numa_placement::no_samples;
+};
+std::vector<reference_decision> reference_pass(const numa_scorer& sc, std::span<const numa_group_input> groups,
+                                               u64v& node_load, const tun::settings& s) {
+  std::vector<reference_decision> out;
+  for (const numa_group_input& g : groups) {
+    reference_decision d;
+    const numa_faults& f = *g.faults;
+    if (f.total_mem == 0) {
+      out.push_back(d);
+      continue;
+    }
+    u64v scores;
+    sc.raw_scores(f.mem, scores);
+    sc.pull_toward(g.preferred, scores, s);
+    d.best = sc.preferred_node(f.mem, scores, f.total_mem, g.preferred);
+    const std::uint64_t spread = std::max<std::uint64_t>(numa_active_nodes(sc, f.cpu, s).count(), 1);
+    auto adds_at = [&](int n) {
+      const std::uint64_t here =
+          f.total_cpu == 0 ? 0
+                           : static_cast<std::uint64_t>(static_cast<u128>(g.load) * f.cpu[static_cast<std::size_t>(n)] /
+                                                        f.total_cpu);
+      return numa_move_adds({g.load, spread, here});
+    };
+    auto try_node = [&](int n) {
+      const std::uint64_t adds = adds_at(n);
+      if (!numa_move_fits(node_load[static_cast<std::size_t>(n)], sc.capacity(n), adds, s)) return false;
+      node_load[static_cast<std::size_t>(n)] += adds;
+      return true;
+    };
+    if (d.best == g.node) {
+      d = {d.best, d.best, numa_placement::stay};
+    } else if (try_node(d.best)) {
+      d = {d.best, d.best, numa_placement::move};
+    } else {
+      std::vector<int> order;
+      for (int n = 0; n < sc.node_count(); ++n) {
+        if (n != d.best && sc.runs_work(n)) order.push_back(n);
+      }
+      std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return sc.ahead(scores[static_cast<std::size_t>(a)], a, scores[static_cast<std::size_t>(b)], b, g.preferred);
+      });
+      for (const int n : order) {
+        if (n == g.node) {
+          d = {d.best, n, numa_placement::kept};
+          break;
+        }
+        if (try_node(n)) {
+          d = {d.best, n, numa_placement::next_best};
+          break;
+        }
+      }
+      if (d.preferred < 0 && g.node >= 0) {
+        d = {d.best, g.node, numa_placement::kept};
+      } else if (d.preferred < 0) {
+        d = {d.best, d.best, numa_placement::over_capacity};
+        node_load[static_cast<std::size_t>(d.best)] += adds_at(d.best);
+      }
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+TEST(NumaCapacity, OneScanEqualsTheSortedWalk) {
+  int refused = 0;
+  for (const char* name : {"64amd64-4p2n4ca2co", "192em64t-24n8c2t", "256ia64-64n2s2c", "256ppc-8n8s4t",
+                           "128ia64-17n4s2c", "128arm-2pa2n8cluster4co"}) {
+    const numa_scorer sc(machine(name));
+    const int nodes = sc.node_count();
+    const tun::settings s;
+    core::rng r(11);
+    for (int round = 0; round < 30; ++round) {
+      std::vector<numa_faults> faults(40, numa_faults(nodes));
+      std::vector<numa_group_input> groups;
+      for (numa_faults& f : faults) {
+        // Few nodes, small counts: ties between nodes are common, so the tie-break order matters.
+        for (int k = 0; k < 3; ++k) {
+          const int a = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes)));
+          f.add_sample(a, r.next_below(2) == 0 ? a : static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes))),
+                       1 + r.next_below(3));
+        }
+        const int home = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes) + 1)) - 1;
+        const int previous = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes) + 1)) - 1;
+        groups.push_back({&f, {}, home, previous, kCapacityScale * (1 + r.next_below(12)), {}});
+      }
+      u64v load(static_cast<std::size_t>(nodes));
+      for (int n = 0; n < nodes; ++n) load[static_cast<std::size_t>(n)] = r.next_below(sc.capacity(n) * 11 / 10 + 1);
+      u64v ref_load = load;
+      const std::vector<reference_decision> want = reference_pass(sc, groups, ref_load, s);
+      const numa_pass_result got = balance_pass(sc, {groups, load, 100}, s);
+      ASSERT_EQ(got.groups.size(), want.size());
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        SCOPED_TRACE(std::string(name) + " round " + std::to_string(round) + " group " + std::to_string(i));
+        ASSERT_EQ(got.groups[i].best, want[i].best);
+        ASSERT_EQ(got.groups[i].preferred, want[i].preferred);
+        ASSERT_EQ(got.groups[i].placement, want[i].placement) << to_string(got.groups[i].placement);
+        if (want[i].placement == numa_placement::next_best || want[i].placement == numa_placement::kept) ++refused;
+      }
+      ASSERT_EQ(got.node_load, ref_load) << name;
+    }
+  }
+  EXPECT_GT(refused, 100);  // the walk after a refused best node was exercised
+}
+
+// I-NUMA-11: the candidates' island edge, precomputed per node, against its definition: the
+// nodes that run work and are p or within the nearest remote distance of p.
+TEST(NumaMember, IslandEdgeIsTheNearestRemoteRing) {
+  for (const char* name : {"64amd64-4p2n4ca2co", "192em64t-24n8c2t", "256ia64-64n2s2c", "128ia64-17n4s2c",
+                           "32em64t-2n8c2t-pci-noio"}) {
+    const topo::topology& t = machine(name);
+    const int nodes = t.node_count();
+    std::vector<std::uint32_t> caps(static_cast<std::size_t>(nodes), kCapacityScale);
+    caps[1] = 0;  // a node without workers is never a candidate and never sets the distance
+    const numa_scorer sc(t, caps);
+    const core::cpumask none(static_cast<std::size_t>(nodes));
+    for (int p = 0; p < nodes; ++p) {
+      int nearest = 0;
+      for (int n = 0; n < nodes; ++n) {
+        if (n != p && sc.runs_work(n) && (nearest == 0 || sc.distance(p, n) < nearest)) nearest = sc.distance(p, n);
+      }
+      std::vector<int> want;
+      for (int n = 0; n < nodes; ++n) {
+        if (sc.runs_work(n) && (n == p || sc.distance(p, n) <= nearest)) want.push_back(n);
+      }
+      std::vector<int> got;
+      numa_member_candidates(sc, none, p).for_each([&](std::size_t n) { got.push_back(static_cast<int>(n)); });
+      EXPECT_EQ(got, want) << name << " node " << p;
+    }
+  }
 }
 
 // Members add into the parent (I-NUMA-2) and choose within its active set (I-NUMA-7).
