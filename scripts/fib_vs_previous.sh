@@ -4,13 +4,18 @@
 # fib30 for numart and oneTBB (bench/core_bench.cpp), and prints the medians and the ratio
 # current / previous. oneTBB runs in the same processes and does not change between the two
 # builds, so the ratio of the numart/onetbb ratios is printed too: it cancels machine drift.
+# Both binaries are built from the working tree's bench sources (core_bench.cpp, harness.hpp,
+# copied over COMMIT's), so that only the runtime differs: the benchmark's own translation unit
+# changes what g++ inlines into fib (a0c670d grew it, join() stopped being inlined there, and
+# fib30 moved by about 25 % with the runtime library unchanged).
 #
 #   scripts/fib_vs_previous.sh COMMIT
 # Environment:
 #   NUMART_BUILD_DIR       the current build (default build/release; configured like the release
 #                          preset when it has no CMakeCache.txt; must be a Release build)
 #   NUMART_PREV_BUILD_DIR  an existing Release build of COMMIT to use instead of building one
-#                          (its bench/numart_bench_core must exist); default: a temporary
+#                          (its bench/numart_bench_core must exist and be built from the
+#                          working tree's bench sources, see above); default: a temporary
 #                          `git worktree add --detach` of COMMIT, built and removed at the end
 #   FIB_ROUNDS             runs of each binary (default 5), alternating previous, current, ...
 #   NUMART_JOBS            parallel build jobs (default: nproc)
@@ -56,7 +61,7 @@ release_build() {  # SRC BUILD: configure (when new) and build numart_bench_core
   type=$(awk -F= '/^CMAKE_BUILD_TYPE:/ {print $2}' "$dir/CMakeCache.txt")
   [ "$type" = Release ] || die "$dir is a '$type' build: fib times need Release"
   cmake --build "$dir" -j"$jobs" --target numart_bench_core >"$tmp/build.log" 2>&1 ||
-    { tail -30 "$tmp/build.log" >&2; die "building numart_bench_core in $dir failed"; }
+    { tail -30 "$tmp/build.log" >&2; die "building numart_bench_core in $dir failed (for COMMIT: does the current bench compile against its runtime?)"; }
 }
 
 echo "fib_vs_previous: current = working tree ($build), previous = ${full:0:12}"
@@ -69,6 +74,8 @@ if [ -n "$prev_build" ]; then
 else
   worktree=$tmp/src
   git -C "$root" worktree add --detach "$worktree" "$full" >/dev/null 2>&1 || die "git worktree add of $commit failed"
+  cp "$root/bench/core_bench.cpp" "$root/bench/harness.hpp" "$worktree/bench/" ||
+    die "copying the current bench sources into the worktree of $commit failed"
   echo "fib_vs_previous: building ${full:0:12} in $tmp/build (a few minutes)"
   release_build "$worktree" "$tmp/build"
   previous_bin=$tmp/build/bench/numart_bench_core
