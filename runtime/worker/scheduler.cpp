@@ -475,6 +475,7 @@ void scheduler::park(worker& w) {
     }
   }
   w.counters.add(ctr::counter::parks);
+  w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
   w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
   if (w.trace != nullptr) [[unlikely]]
     trace::park(*w.trace, trace::park_reason::idle);
@@ -572,7 +573,10 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
     flags |= kFramePooled;
     bool from_pool = false;
     mem = w->pool.take(from_pool);
-    w->counters.add(from_pool ? ctr::counter::frames_pooled : ctr::counter::frames_allocated);
+    if (from_pool)
+      w->counters.add(ctr::counter::frames_pooled);
+    else
+      w->counters.add(ctr::counter::frames_allocated);
   } else {
     RT_ASSERT(align <= kTaskAlign, "I-TASK-6", "task payloads are at most kTaskAlign-aligned");
     mem = w != nullptr ? w->pool.allocate_local(kTaskHeaderSize + size) : memory::frame_pool::allocate(kTaskHeaderSize + size);
@@ -829,6 +833,8 @@ void scheduler::execute(worker* w, task* t) noexcept {
     if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
   }
   run_body(*w, t);
+  // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.
+  if (w->depth == 0) w->counters.flush(settings_.t.injection_poll_interval);
   complete(t, w);
 }
 
@@ -849,6 +855,8 @@ void scheduler::run_body(worker& w, task* t) noexcept {
     trace::task_end(*w.trace, trace_id(t), trace_id(t->affinity));
   --w.depth;
   w.counters.add(ctr::counter::tasks_run);
+  if (w.counters.tick()) [[unlikely]]
+    w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: a busy worker's interval
 }
 
 // The group's node for the locality summary: its preferred node, else its home's, else -1.
@@ -1001,6 +1009,8 @@ bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
 
 template <class Done>
 void scheduler::block_joiner(worker& w, const Done& done) {
+  // I-CTR-4: nothing unpublished sleeps; I-CTR-6: the batch before join_blocks.
+  w.counters.flush(settings_.t.injection_poll_interval);
   w.counters.add(ctr::counter::join_blocks);
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);

@@ -299,7 +299,7 @@ class scheduler {
   std::unique_ptr<trace::recorder> trace_;  // null: tracing off (config::trace_path empty or unwritable)
   std::string stats_path_;
   std::unique_ptr<stats_signal_watcher> stats_watcher_;  // config::stats_on_signal
-  ctr::counter_block outside_counters_;     // spawns from threads that are not workers
+  ctr::shared_counter_block outside_counters_;  // outside threads and the balancer thread
   // Outside threads blocked in task_group::wait: their parkers, keyed by the group they wait
   // for. Guarded by outside_waiters_lock_; outside_waiter_count_ lets completions skip the lock.
   struct outside_waiter {
