@@ -631,13 +631,23 @@ void scheduler::submit(task* t) noexcept {
 
 // DESIGN.md §4 steps 2-3; docs/design/wake-path.md §6.
 void scheduler::place(worker* w, task* t) noexcept {
-  // I-WAKE-7: a worker's own spawn (home = self, not a continuation) with nobody parked can
-  // only end at busy_target = self: no worker is idle for the scan to find.
-  if (w != nullptr && t->affinity == nullptr && (t->flags & kFrameContinuation) == 0 && !idle_.anyone_parked()) {
-    push_local(*w, t);
-    if (w->trace != nullptr) [[unlikely]]
-      trace::spawn(*w->trace, trace_id(t), 0, w->id, w->id, trace::wake_affine::none, trace::wake_path::local, 0);
-    return;
+  int home = t->affinity != nullptr ? group_home(*t->affinity) : -1;
+  // I-WAKE-7: a worker's own spawn (not a continuation) with nobody parked, whose home is the
+  // spawner or shares its LLC and node, can only end at busy_target = self: wake_affine takes
+  // the share-cache shortcut and no worker is idle for the scan to find.
+  if (w != nullptr && (t->flags & kFrameContinuation) == 0 && !idle_.anyone_parked()) {
+    const bool own = home < 0 || home == w->id;
+    if (own || (settings_.f.WA_SHARE_CACHE && layout_.share_llc(home, w->id) && layout_.node_of(home) == w->node)) {
+      if (!own) {
+        w->counters.add(ctr::counter::affine_attempts);
+        w->counters.add(ctr::counter::affine_moves);
+      }
+      push_local(*w, t);
+      if (w->trace != nullptr) [[unlikely]]
+        trace::spawn(*w->trace, trace_id(t), trace_id(t->affinity), own ? w->id : home, w->id,
+                     own ? trace::wake_affine::none : trace::wake_affine::affine, trace::wake_path::local, 0);
+      return;
+    }
   }
   auto count = [&](ctr::counter c, std::uint64_t n = 1) {
     if (w != nullptr)
@@ -646,11 +656,7 @@ void scheduler::place(worker* w, task* t) noexcept {
       outside_counters_.add_shared(c, n);
   };
   policy::spawn_request r;
-  int home = -1;
-  if (t->affinity != nullptr) {
-    home = group_home(*t->affinity);
-    r.preferred_node = t->affinity->preferred_node.load(atomics::relaxed);
-  }
+  if (t->affinity != nullptr) r.preferred_node = t->affinity->preferred_node.load(atomics::relaxed);
   if (w != nullptr) {
     r.self = w->id;
     if (home < 0) home = w->id;
