@@ -165,9 +165,7 @@ class pelt_signal {
 // kernel's find_idlest_group_cpu() prefers idle CPUs, then the least loaded), ties going to the
 // first in wrap order from `start`.
 // O(workers); only the slow path uses it. `start` is the continuation's own worker (exec), the
-// group's home (outside spawn of a group task) or a rotating hint (so ties spread). `occupied`
-// (-1 none) is a worker whose core the spawning outside thread runs on: never taken as idle in
-// the worker phase (I-WAKE-9).
+// group's home (outside spawn of a group task) or a rotating hint (so ties spread).
 struct idlest_result {
   int worker = 0;
   int node = 0;
@@ -176,8 +174,7 @@ struct idlest_result {
 };
 
 template <load_view V>
-idlest_result find_idlest(const layout& l, const V& v, int start, const task_ref& p, const tun::settings& s,
-                          int occupied = -1) {
+idlest_result find_idlest(const layout& l, const V& v, int start, const task_ref& p, const tun::settings& s) {
   RT_DEBUG_ASSERT(start >= 0 && start < l.worker_count(), "I-WAKE-1", "find_idlest: start is not a worker");
   const int nodes = l.node_count();
   const int start_node = l.node_of(start);
@@ -218,7 +215,7 @@ idlest_result find_idlest(const layout& l, const V& v, int start, const task_ref
   core::for_each_cpu_wrap(l.node_workers[static_cast<std::size_t>(best)], static_cast<std::size_t>(start),
                           [&](std::size_t bit) {
                             const int w = static_cast<int>(bit);
-                            const bool idle = w != occupied && static_cast<bool>(v.idle(w));
+                            const bool idle = static_cast<bool>(v.idle(w));
                             const std::uint32_t spare = capacity_spare_without(v, w, p, s);
                             if (!found || (idle && !best_idle) || (idle == best_idle && spare > best_cap)) {
                               found = true;

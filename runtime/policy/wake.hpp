@@ -137,12 +137,12 @@ struct spawn_request {
   // spawn (the kernel undoes it later with task_numa_migrate; a user-space runtime can place
   // the task right at once). I-WAKE-8.
   int preferred_node = -1;
-  // For a spawn from an outside thread: the worker bound to the core that thread is running on,
-  // -1 when none is (virtual-topology mode, an unbound core). The thread occupies that core, so
-  // the worker reads as busy for this placement, the kernel's available_idle_cpu(this_cpu)
-  // being false while the waker runs there: an idle worker whose core is free wakes first.
-  // I-WAKE-9.
-  int occupied = -1;
+  // For a spawn from an outside thread: the worker bound to the core that thread runs on (the
+  // kernel's this_cpu), -1 when none is (virtual-topology mode, an unbound core). When it is
+  // idle and the task has no placed group, it takes the task: the kernel's sync wake-up
+  // (wake_affine_idle: the waker is about to sleep, so this_cpu), the shape of
+  // spawn(f).join(). I-WAKE-9.
+  int waker = -1;
 };
 
 enum class wake_reason : std::uint8_t {
@@ -184,7 +184,7 @@ wake_decision select_worker(const layout& l, const V& v, const spawn_request& r,
     core::for_each_cpu_wrap(l.node_workers[static_cast<std::size_t>(r.preferred_node)], static_cast<std::size_t>(r.home),
                             [&](std::size_t w) {
                               ++d.scanned;
-                              if (!v.idle(static_cast<int>(w)) || static_cast<int>(w) == r.occupied) return true;
+                              if (!v.idle(static_cast<int>(w))) return true;
                               d.target = static_cast<int>(w);
                               d.reason = static_cast<int>(w) == r.home ? wake_reason::target_idle : wake_reason::idle_scan;
                               d.idle_found = true;
@@ -192,9 +192,15 @@ wake_decision select_worker(const layout& l, const V& v, const spawn_request& r,
                             });
     return d;
   }
+  if (!r.self.has_value() && !r.exec && r.preferred_node < 0 && r.waker >= 0 && v.idle(r.waker)) {
+    d.target = r.waker;  // I-WAKE-9
+    d.reason = wake_reason::target_idle;
+    d.idle_found = true;
+    return d;
+  }
   if (!r.self.has_value() || r.exec) {
     const int start = r.self.has_value() ? *r.self : r.home;
-    const idlest_result i = find_idlest(l, v, start, r.task, s, r.self.has_value() ? -1 : r.occupied);
+    const idlest_result i = find_idlest(l, v, start, r.task, s);
     d.target = i.worker;
     d.reason = wake_reason::idlest;
     d.idle_found = i.idle;

@@ -670,7 +670,7 @@ void scheduler::place(worker* w, task* t) noexcept {
   } else {
     if (home < 0)
       home = static_cast<int>(outside_rr_.fetch_add(1, atomics::relaxed) % static_cast<std::uint64_t>(worker_count()));
-    r.occupied = occupied_worker();
+    r.waker = occupied_worker();
   }
   r.home = home;
   const bool timed = w != nullptr && ++w->spawns_since_timed >= static_cast<std::uint32_t>(settings_.t.scan_cost_sample_interval);
@@ -710,8 +710,8 @@ void scheduler::place(worker* w, task* t) noexcept {
 }
 
 // I-WAKE-9: the worker bound to the core this outside thread runs on, -1 when none is. The
-// answer may be stale by the time it is used (the thread can migrate): it only orders idle
-// candidates.
+// answer may be stale by the time it is used (the thread can migrate): a hint, like the
+// kernel's this_cpu.
 int scheduler::occupied_worker() const noexcept {
   if (pu_worker_.empty()) return -1;
   const int cpu = sched_getcpu();

@@ -267,7 +267,7 @@ class scheduler {
   atomics::atomic<std::uint64_t> outside_rr_{0};
   // Host mode: by PU OS index, the first worker bound to that PU's core, else -1; empty in
   // virtual-topology mode. Written by the constructor only. An outside spawner's sched_getcpu()
-  // names the worker whose core it occupies (I-WAKE-9).
+  // names the worker bound to its core, spawn_request::waker (I-WAKE-9).
   std::vector<int> pu_worker_;
   policy::pelt_params pelt_params_;
   std::vector<std::uint64_t> no_faults_;  // zeros, one per node: the steal filter's fault view

@@ -188,43 +188,37 @@ TEST(SelectWorker, OutsideSpawnTakesFindIdlest) {
   EXPECT_EQ(v.node_load_reads, 0);
 }
 
-// I-WAKE-9: the outside spawner runs on the core of the worker it would pick; that worker reads
-// as busy, so another idle worker wakes, and with none idle the spawn still lands somewhere.
-TEST(SelectWorker, OutsideSpawnerCoreIsNotIdle) {
+// I-WAKE-9: an outside spawner's own core takes the task when its worker is idle (a sync
+// wake-up), before find_idlest would weigh spare capacity; not when it is busy, not for a
+// placed group, never for a spawning worker.
+TEST(SelectWorker, OutsideSpawnerWakesItsOwnCoreFirst) {
   const layout l = opteron_full();
   const tun::settings s;
   table_view v(l);
   for (std::size_t w = 0; w < 64; ++w) v.utils[w] = w < 56 ? 1024 : 0;  // only node 7 has room
-  v.set_idle({56, 59});
+  v.utils[3] = 900;
+  v.set_idle({3, 56});
   spawn_request req;
-  req.home = 56;
-  EXPECT_EQ(select_worker(l, v, req, s).target, 56);  // home idle and free: itself
-  req.occupied = 56;                                   // the spawner runs on 56's core
+  req.home = 10;
+  EXPECT_EQ(select_worker(l, v, req, s).target, 56);  // no waker: find_idlest, node 7
+  req.waker = 3;  // the spawner runs on worker 3's core, idle though less spare
   wake_decision d = select_worker(l, v, req, s);
-  EXPECT_EQ(d.target, 59);  // the other idle worker of node 7
+  EXPECT_EQ(d.target, 3);
+  EXPECT_EQ(d.reason, wake_reason::target_idle);
   EXPECT_TRUE(d.idle_found);
-  v.idle_flags[59] = false;  // the occupied worker is the only idle one: no hand-off; all tie
-  d = select_worker(l, v, req, s);  // busy at spare 1024, the first in wrap order (56) is queued to
-  EXPECT_EQ(d.target, 56);
-  EXPECT_FALSE(d.idle_found);
-  // The placed-group path of I-WAKE-8 skips it the same way.
-  v.idle_flags[56] = false;
-  v.set_idle({20, 21});
-  spawn_request placed;
-  placed.home = 20;
-  placed.preferred_node = 2;
-  placed.occupied = 20;
-  d = select_worker(l, v, placed, s);
-  EXPECT_EQ(d.target, 21);
-  EXPECT_TRUE(d.idle_found);
-  // A spawning worker is never "occupied" by itself: the field only applies outside.
-  spawn_request exec;
-  exec.self = 56;
-  exec.home = 56;
+  EXPECT_FALSE(d.cross_node);
+  v.idle_flags[3] = false;  // busy: find_idlest as before
+  EXPECT_EQ(select_worker(l, v, req, s).target, 56);
+  v.idle_flags[3] = true;
+  req.preferred_node = 7;  // a placed group: I-WAKE-8's node search, not the waker
+  req.home = 56;
+  EXPECT_EQ(select_worker(l, v, req, s).target, 56);
+  spawn_request exec;  // a continuation places from its own worker
+  exec.self = 20;
+  exec.home = 20;
   exec.exec = true;
-  exec.occupied = 56;
-  v.set_idle({56, 59});  // exec starts from self, whose own spare wins the tie
-  EXPECT_EQ(select_worker(l, v, exec, s).target, 56);
+  exec.waker = 3;
+  EXPECT_EQ(select_worker(l, v, exec, s).reason, wake_reason::idlest);
 }
 
 TEST(SelectWorker, ExecContinuationTakesFindIdlestFromTheSpawner) {
