@@ -176,6 +176,12 @@ inline void spawn(ring& r, std::uint64_t task, std::uint64_t group, int home, in
                   int scan_len) noexcept {
   r.push(ev::spawn(now_ns(), task, group, home, target, affine, path, scan_len));
 }
+// A spawn whose time `ts` was read before the task was published (I-TRACE-8): recorded after
+// a hand-off, the event still precedes the task's start on the worker that took it.
+inline void spawn_at(ring& r, std::uint64_t ts, std::uint64_t task, std::uint64_t group, int home, int target,
+                     wake_affine affine, wake_path path, int scan_len) noexcept {
+  r.push(ev::spawn(ts, task, group, home, target, affine, path, scan_len));
+}
 inline void steal(ring& r, std::uint64_t task, int victim, steal_tier tier) noexcept {
   r.push(ev::steal(now_ns(), task, victim, tier));
 }

@@ -138,9 +138,10 @@ ring& recorder::for_worker(int w) {
   return *workers_[static_cast<std::size_t>(w)];
 }
 
-void recorder::outside_spawn(std::uint64_t task, std::uint64_t group, int home, int target, wake_path path) {
+void recorder::outside_spawn(std::uint64_t ts, std::uint64_t task, std::uint64_t group, int home, int target,
+                             wake_path path) {
   const std::lock_guard<std::mutex> lk(outside_lock_);  // I-TRACE-7: the lock holder is the producer
-  spawn(*outside_, task, group, home, target, wake_affine::none, path, 0);
+  spawn_at(*outside_, ts, task, group, home, target, wake_affine::none, path, 0);
 }
 
 void recorder::name_group(std::uint64_t group, std::string_view name) {

@@ -68,8 +68,8 @@ class recorder {
   // The balancer thread's ring (balancer_move, page_migration).
   ring& balancer() { return *balancer_; }
   // A spawn from a thread that is not a worker (any thread; serialized by a lock, off the
-  // workers' paths).
-  void outside_spawn(std::uint64_t task, std::uint64_t group, int home, int target, wake_path path);
+  // workers' paths), at time `ts`, read before the task was published (I-TRACE-8).
+  void outside_spawn(std::uint64_t ts, std::uint64_t task, std::uint64_t group, int home, int target, wake_path path);
   // Names a group in the trace (slice names, the locality summary). Any thread, any time.
   void name_group(std::uint64_t group, std::string_view name);
 

@@ -692,15 +692,18 @@ void scheduler::place(worker* w, task* t) noexcept {
   if (d.scan_cut_short()) count(ctr::counter::scans_cut_short);
   if (d.idle_found) count(ctr::counter::idle_found);
   if (d.cross_node) count(ctr::counter::cross_node_placements);
+  // I-TRACE-8: the spawn's time is read before a hand-off publishes the task.
+  const std::uint64_t spawn_ts = trace_ != nullptr ? sync::now_ns() : 0;
   const bool handed = d.idle_found && (w == nullptr || d.target != w->id) && hand_off(d.target, t, w);
   if (trace_ != nullptr) [[unlikely]] {
     const bool local = !handed && w != nullptr && !d.cross_node;
     const trace::wake_path path = local ? trace::wake_path::local : trace_path_of(d.reason);
     const std::uint64_t group = trace_id(t->affinity);
     if (w != nullptr)
-      trace::spawn(*w->trace, trace_id(t), group, r.home, local ? w->id : d.target, trace_affine_of(d), path, d.scanned);
+      trace::spawn_at(*w->trace, spawn_ts, trace_id(t), group, r.home, local ? w->id : d.target, trace_affine_of(d),
+                      path, d.scanned);
     else
-      trace_->outside_spawn(trace_id(t), group, r.home, d.target, path);
+      trace_->outside_spawn(spawn_ts, trace_id(t), group, r.home, d.target, path);
   }
   if (handed) return;
   if (w != nullptr && !d.cross_node)
