@@ -45,6 +45,12 @@ void leave_sampling() noexcept;
 inline void set_running_group(const void* group) noexcept {
   detail::tls_context.running_group.store(group, sync::native::relaxed);
 }
+// The group set_running_group() last stored on this thread: what current_context() reports
+// while the thread has a ring (enter_sampling and leave_sampling store null), without the
+// ring's acquire load (hot path: one plain load per task). Owner thread only.
+inline const void* running_group() noexcept {
+  return detail::tls_context.running_group.load(sync::native::relaxed);
+}
 
 // The calling thread's context; ring == nullptr when it has none. Async-signal-safe.
 inline thread_context current_context() noexcept {

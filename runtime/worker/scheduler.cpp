@@ -22,6 +22,11 @@
 
 namespace rt::detail {
 
+// fork() (docs/adr/0007-fork.md). Written only by the child handler, which runs in the child's
+// one thread before anything else can run there; read relaxed by spawns and waits, which only
+// compare it with the generation their scheduler started under (scheduler::orphaned()).
+constinit atomics::atomic<std::uint32_t> g_fork_generation{0};
+
 namespace {
 
 // The worker the calling thread is, or null. Written once by the worker thread itself.
@@ -32,10 +37,6 @@ thread_local parker_t tls_outside_parker;
 thread_local char tls_thread_key;
 inline constexpr int kMaxWorkers = 4096;
 
-// fork() (docs/adr/0007-fork.md). Written only by the child handler, which runs in the child's
-// one thread before anything else can run there; read relaxed by spawns and waits, which only
-// compare it with the generation their scheduler started under.
-atomics::atomic<std::uint32_t> g_fork_generation{0};
 std::once_flag g_atfork_once;
 void on_fork_child() noexcept {
   g_fork_generation.fetch_add(1, atomics::relaxed);
@@ -121,7 +122,6 @@ struct sched_view {
 static_assert(policy::wake_view<sched_view>);
 
 worker* scheduler::current_worker() noexcept { return tls_worker; }
-bool scheduler::orphaned() const noexcept { return g_fork_generation.load(atomics::relaxed) != fork_generation_; }
 
 void scheduler::throw_orphaned(const char* what) const {
   throw rt::runtime_stopped(std::string("numart: ") + what + " on runtime '" + name_ +
@@ -779,19 +779,16 @@ void scheduler::sleeper_fence() const noexcept {
   if (asym_fence_) sync::asym_fence::heavy();
 }
 
-// The node a queued task belongs on: its group's preferred node, or -1 (I-STEAL-14).
-int scheduler::placed_node(const task* t) const noexcept {
-  return t->affinity != nullptr ? t->affinity->preferred_node.load(atomics::relaxed) : -1;
-}
-
 void scheduler::push_local(worker& w, task* t) noexcept {
+  // I-STEAL-14: a task placed on this node wakes only a sleeper of this node. A worker
+  // elsewhere would steal it only to give it back (I-STEAL-13); when nobody here sleeps, the
+  // pusher itself or its node's searchers run it. Read before the push: once published, the
+  // task may be stolen, run and its frame freed. No group: no placed node.
+  const bool placed_here = t->affinity != nullptr && placed_node(t) == w.node;
   w.dq.push(t);
   sync::fault::point(sync::fault::site::push_published);
   notifier_fence();  // I-PARK-1: the push before reading the sleepers' state
-  // I-STEAL-14: a task placed on this node wakes only a sleeper of this node. A worker
-  // elsewhere would steal it only to give it back (I-STEAL-13); when nobody here sleeps, the
-  // pusher itself or its node's searchers run it.
-  if (placed_node(t) == w.node) {
+  if (placed_here) {
     static_cast<void>(wake_on_node(w.node, &w));
     return;
   }
@@ -819,6 +816,8 @@ bool scheduler::wake_on_node(int node, worker* from) noexcept {
 }
 
 void scheduler::push_node(int node, task* t, worker* from) noexcept {
+  // Read before the push: once published, the task may be taken, run and its frame freed.
+  const bool placed_there = placed_node(t) == node;
   injection_[static_cast<std::size_t>(node)]->push(t);
   sync::fault::point(sync::fault::site::push_published);
   notifier_fence();  // I-PARK-1
@@ -827,7 +826,7 @@ void scheduler::push_node(int node, task* t, worker* from) noexcept {
   // I-STEAL-14: a task placed on the pusher's own node waits for that node's workers, the
   // pusher among them (it polls its node's queue before it parks), rather than wake a worker
   // elsewhere. From anywhere else the usual rule applies: the pusher may not come back here.
-  if (from != nullptr && from->node == node && placed_node(t) == node) return;
+  if (from != nullptr && from->node == node && placed_there) return;
   if (idle_.should_wake()) notify_one(from);
 }
 
@@ -855,7 +854,7 @@ void scheduler::run_body(worker& w, task* t) noexcept {
     trace_start(w, t);
   // The group a hinting fault is charged to (numa/context.hpp); restored after, since a
   // joiner runs tasks of other groups nested inside its own.
-  const void* outer_group = numa::current_context().running_group;
+  const void* outer_group = numa::running_group();
   numa::set_running_group(t->affinity);
   t->ops->run(payload_of(t));
   numa::set_running_group(outer_group);
@@ -927,12 +926,12 @@ void scheduler::notify_group_waiters(const task_group_state* g) noexcept {
 
 // I-GROUP-1: the last reference deletes the state, and a member's state then drops the
 // reference it holds on its parent.
-void release_group(group_state* g) noexcept {
-  while (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1) {
+void destroy_group(group_state* g) noexcept {
+  do {
     group_state* parent = g->parent;
     delete g;
     g = parent;
-  }
+  } while (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1);
 }
 
 void scheduler::free_frame(task* t, worker* w) noexcept {
@@ -947,7 +946,7 @@ void scheduler::free_frame(task* t, worker* w) noexcept {
   } else {
     memory::frame_pool::release(t);
   }
-  if (g != nullptr) release_group(g);
+  release_group(g);
 }
 
 void scheduler::release(task* t) noexcept {

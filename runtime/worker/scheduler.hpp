@@ -96,8 +96,18 @@ struct group_state {
   std::vector<int> active_nodes;   // guarded by active_lock
 };
 
-// Drops one reference on a group's state (I-GROUP-1).
-void release_group(group_state* g) noexcept;
+// The last reference's work: deletes the state, then drops the reference a member holds on
+// its parent (I-GROUP-1). Out of line and cold: a frame's release seldom ends a group.
+[[gnu::cold]] void destroy_group(group_state* g) noexcept;
+// Drops one reference on a group's state (I-GROUP-1); null: nothing. Inline: every frame of a
+// group drops one as it is freed.
+inline void release_group(group_state* g) noexcept {
+  if (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1) [[unlikely]]
+    destroy_group(g);
+}
+
+// The fork() generation of this process (scheduler.cpp, docs/adr/0007-fork.md).
+extern atomics::atomic<std::uint32_t> g_fork_generation;
 
 struct alignas(sync::kCacheLine) worker {
   worker(scheduler& s, int id, int node, int llc, std::size_t log2_capacity, std::size_t mailbox_capacity,
@@ -191,7 +201,8 @@ class scheduler {
   // fork() (docs/adr/0007-fork.md): the child of a fork has none of the parent's worker
   // threads. A scheduler started before the latest fork in this process's ancestry is
   // orphaned: spawn, join and wait throw rt::runtime_stopped, shutdown leaks instead of joining.
-  bool orphaned() const noexcept;
+  // Inline: every spawn, task and join asks.
+  bool orphaned() const noexcept { return g_fork_generation.load(atomics::relaxed) != fork_generation_; }
 
  private:
   void start_workers();
@@ -229,7 +240,11 @@ class scheduler {
   friend struct sched_view;
   void push_node(int node, task* t, worker* from) noexcept;
   bool wake_on_node(int node, worker* from) noexcept;
-  int placed_node(const task* t) const noexcept;
+  // The node a queued task belongs on: its group's preferred node, or -1 (I-STEAL-14).
+  // Inline: push_local asks it on every spawn.
+  int placed_node(const task* t) const noexcept {
+    return t->affinity != nullptr ? t->affinity->preferred_node.load(atomics::relaxed) : -1;
+  }
   void notify_one(worker* from) noexcept;
   void wake_all() noexcept;
   bool help_once(worker& w);
