@@ -196,7 +196,9 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
   if (cfg.stats_on_signal)
     stats_watcher_ = std::make_unique<stats_signal_watcher>(
         [this] { trace::write_stats_file(snapshot(), stats_path_, std::cerr); });
-  if (settings_.f.NUMA_BALANCING) balancer_->start();
+  // I-BAL-6: one node has nothing to balance (the kernel enables NUMA balancing only when
+  // more than one node is online).
+  if (settings_.f.NUMA_BALANCING && topo_.node_count() > 1) balancer_->start();
 }
 
 void scheduler::start_workers() {

@@ -68,7 +68,14 @@ TEST_F(TaskStackDeath, PlainRecursionInATaskNamesTheWorkerAndDiesWithSigsegv) {
 // The same with NUMA sampling on (the order of a real process that registers a region: the
 // stack guard enters with the first worker, the balancer's first scan installs the
 // hinting-fault handler over it and protects a window). Both a plain dive and nested spawns
-// still end in the guard's line, through the sampler's handler (I-SAMPLE-12).
+// still end in the guard's line, through the sampler's handler (I-SAMPLE-12). On a virtual
+// two-node machine: a one-node topology runs no balancer (I-BAL-6).
+rt::config two_nodes() {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
+  return c;
+}
+
 void wait_until_sampling(rt::runtime& r) {
   for (int i = 0; i < 3000 && r.stats().total("numa_pages_protected") == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -80,7 +87,7 @@ TEST_F(TaskStackDeath, WithNumaSamplingOnARecursionStillNamesTheWorker) {
   EXPECT_EXIT(
       {
         guard_test::reset_fault_dispositions();
-        rt::runtime r;
+        rt::runtime r{two_nodes()};
         static std::vector<char> data(std::size_t{1} << 20, 1);
         rt::group g(r, "sampled");
         rt::register_region(g, data.data(), data.size());
@@ -95,7 +102,7 @@ TEST_F(TaskStackDeath, WithNumaSamplingOnNestedSpawnsCompleteOrNameTheWorker) {
   EXPECT_EXIT(
       {
         guard_test::reset_fault_dispositions();
-        rt::runtime r;
+        rt::runtime r{two_nodes()};
         static std::vector<char> data(std::size_t{1} << 20, 1);
         rt::group g(r, "sampled");
         rt::register_region(g, data.data(), data.size());
