@@ -45,7 +45,11 @@ void install_once() {
 
 stats_signal_watcher::stats_signal_watcher(std::function<void()> write) : write_(std::move(write)) {
   install_once();
-  thread_ = std::thread([this] { run(); });
+  // Read here, not in the thread: a signal between the start of the thread and its first read
+  // would otherwise be taken for the state to wait from, and lost.
+  const std::uint32_t generation = g_generation.load(sync::native::relaxed);
+  const std::uint32_t signals = g_signals.load(sync::native::relaxed);
+  thread_ = std::thread([this, generation, signals] { run(generation, signals); });
 }
 
 stats_signal_watcher::~stats_signal_watcher() {
@@ -55,9 +59,7 @@ stats_signal_watcher::~stats_signal_watcher() {
   thread_.join();
 }
 
-void stats_signal_watcher::run() {
-  std::uint32_t generation = g_generation.load(sync::native::relaxed);
-  std::uint32_t signals = g_signals.load(sync::native::relaxed);
+void stats_signal_watcher::run(std::uint32_t generation, std::uint32_t signals) {
   for (;;) {
     sync::native_futex::wait(g_generation, generation);
     generation = g_generation.load(sync::native::relaxed);

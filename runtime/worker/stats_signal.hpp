@@ -5,6 +5,7 @@
 // had before is still called, after the bump.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <thread>
 
@@ -22,7 +23,9 @@ class stats_signal_watcher {
   stats_signal_watcher& operator=(const stats_signal_watcher&) = delete;
 
  private:
-  void run();
+  // The counts as the constructor read them, before the thread started: a SIGUSR2 that
+  // arrives after the constructor and before the thread first waits is still written.
+  void run(std::uint32_t generation, std::uint32_t signals);
   std::function<void()> write_;
   // 1 asks the thread to stop: written by the destructor (release), read by the thread
   // (acquire) after each wake-up.

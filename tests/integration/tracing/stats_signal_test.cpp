@@ -44,6 +44,23 @@ TEST(StatsSignal, Sigusr2WritesTheStatsFileWhileTheRuntimeRuns) {
   EXPECT_GE(run, 100u);
 }
 
+// A signal right after the runtime started, before its watcher thread may have run at all,
+// is still written (the watcher's starting counts are read by its constructor).
+TEST(StatsSignal, ASignalRightAfterTheStartIsNotLost) {
+  numart_test::scratch_dir dir("stats_signal_early");
+  const std::string path = dir.path() + "/stats.json";
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
+  c.stats_path = path;
+  c.stats_on_signal = true;
+  rt::runtime r{c};
+  ASSERT_EQ(::raise(SIGUSR2), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(std::filesystem::exists(path)) << "the SIGUSR2 raised right after the start was lost";
+}
+
 TEST(StatsSignal, WithoutAStatsPathItIsAConfigurationError) {
   rt::config c;
   c.topology = rt::topology_source::synthetic("pack:1 [numa] core:2 pu:1");
