@@ -83,16 +83,22 @@ void wait_until_sampling(rt::runtime& r) {
                static_cast<unsigned long long>(r.stats().total("numa_pages_protected")));
 }
 
+// Registers a region of a new group of `r` and returns the group once the balancer protected a
+// window. Static: the death-test child dies (or _Exits) with them.
+rt::group& sampled_group(rt::runtime& r) {
+  static std::vector<char> data(std::size_t{1} << 20, 1);
+  static rt::group g(r, "sampled");
+  rt::register_region(g, data.data(), data.size());
+  wait_until_sampling(r);
+  return g;
+}
+
 TEST_F(TaskStackDeath, WithNumaSamplingOnARecursionStillNamesTheWorker) {
   EXPECT_EXIT(
       {
         guard_test::reset_fault_dispositions();
         rt::runtime r{two_nodes()};
-        static std::vector<char> data(std::size_t{1} << 20, 1);
-        rt::group g(r, "sampled");
-        rt::register_region(g, data.data(), data.size());
-        wait_until_sampling(r);
-        r.spawn(g, guard_test::dive_forever).join();
+        r.spawn(sampled_group(r), guard_test::dive_forever).join();
       },
       testing::KilledBySignal(SIGSEGV),
       "pages protected: [1-9][0-9]*\n(.|\n)*numart: worker [0-9]+ overflowed its stack of [0-9]+ KiB");
@@ -103,12 +109,8 @@ TEST_F(TaskStackDeath, WithNumaSamplingOnNestedSpawnsCompleteOrNameTheWorker) {
       {
         guard_test::reset_fault_dispositions();
         rt::runtime r{two_nodes()};
-        static std::vector<char> data(std::size_t{1} << 20, 1);
-        rt::group g(r, "sampled");
-        rt::register_region(g, data.data(), data.size());
-        wait_until_sampling(r);
         constexpr std::uint64_t kDepth = 100000;
-        const std::uint64_t levels = r.spawn(g, [] { return nest(0, kDepth); }).join();
+        const std::uint64_t levels = r.spawn(sampled_group(r), [] { return nest(0, kDepth); }).join();
         std::fprintf(stderr, "completed %llu levels\n", static_cast<unsigned long long>(levels));
         std::_Exit(levels == kDepth + 1 ? 0 : 3);
       },
