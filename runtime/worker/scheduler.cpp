@@ -785,8 +785,8 @@ void scheduler::push_local(worker& w, task* t) noexcept {
   // I-STEAL-14: a task placed on this node wakes only a sleeper of this node. A worker
   // elsewhere would steal it only to give it back (I-STEAL-13); when nobody here sleeps, the
   // pusher itself or its node's searchers run it. Read before the push: once published, the
-  // task may be stolen, run and its frame freed. No group: no placed node.
-  const bool placed_here = t->affinity != nullptr && placed_node(t) == w.node;
+  // task may be stolen, run and its frame freed.
+  const bool placed_here = placed_node(t) == w.node;
   w.dq.push(t);
   sync::fault::point(sync::fault::site::push_published);
   notifier_fence();  // I-PARK-1: the push before reading the sleepers' state

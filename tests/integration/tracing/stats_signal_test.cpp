@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "rt/rt.hpp"
@@ -14,22 +15,31 @@
 
 namespace {
 
-TEST(StatsSignal, Sigusr2WritesTheStatsFileWhileTheRuntimeRuns) {
-  numart_test::scratch_dir dir("stats_signal");
-  const std::string path = dir.path() + "/stats.json";
+// A virtual two-node runtime's configuration that writes `path` on SIGUSR2.
+rt::config on_signal(const std::string& path) {
   rt::config c;
   c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
   c.stats_path = path;
   c.stats_on_signal = true;
-  rt::runtime r{c};
+  return c;
+}
+
+// Polls until `path` exists; the deadline turns a lost signal into a failure, not a hang.
+bool appears(const std::string& path, std::chrono::steady_clock::time_point deadline) {
+  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return std::filesystem::exists(path);
+}
+
+TEST(StatsSignal, Sigusr2WritesTheStatsFileWhileTheRuntimeRuns) {
+  numart_test::scratch_dir dir("stats_signal");
+  const std::string path = dir.path() + "/stats.json";
+  rt::runtime r{on_signal(path)};
   for (int i = 0; i < 100; ++i) r.spawn([] {}).join();
   ASSERT_FALSE(std::filesystem::exists(path));
   ASSERT_EQ(::raise(SIGUSR2), 0);
-  // Liveness only: the deadline turns a lost signal into a failure instead of a hang.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  ASSERT_TRUE(std::filesystem::exists(path));
+  ASSERT_TRUE(appears(path, deadline));
   // The writer may still be writing: read until the document parses and shows the tasks.
   std::uint64_t run = 0;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -49,16 +59,10 @@ TEST(StatsSignal, Sigusr2WritesTheStatsFileWhileTheRuntimeRuns) {
 TEST(StatsSignal, ASignalRightAfterTheStartIsNotLost) {
   numart_test::scratch_dir dir("stats_signal_early");
   const std::string path = dir.path() + "/stats.json";
-  rt::config c;
-  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
-  c.stats_path = path;
-  c.stats_on_signal = true;
-  rt::runtime r{c};
+  rt::runtime r{on_signal(path)};
   ASSERT_EQ(::raise(SIGUSR2), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_TRUE(std::filesystem::exists(path)) << "the SIGUSR2 raised right after the start was lost";
+  EXPECT_TRUE(appears(path, std::chrono::steady_clock::now() + std::chrono::seconds(60)))
+      << "the SIGUSR2 raised right after the start was lost";
 }
 
 TEST(StatsSignal, WithoutAStatsPathItIsAConfigurationError) {
