@@ -224,8 +224,9 @@ void balancer::note_sample(const sample& s) {
   migrate_if_settled(s, g);
 }
 
-// The kernel's two-stage filter (should_numa_migrate_memory): a page moves toward the node of
-// the worker that touched it only when numa_migrate_min_samples consecutive samples of it came
+// The kernel's two-stage filter (should_numa_migrate_memory): a sample's block of pages (one
+// transparent huge page, in the kernel) moves toward the node of the worker that touched it
+// only when numa_migrate_min_samples consecutive samples of it came
 // from that node, and only onto a node the group works on (its active nodes, once known), so
 // that a thief's occasional touch never drags memory away (I-BAL-4).
 void balancer::migrate_if_settled(const sample& s, group_entry& g) {
@@ -238,11 +239,11 @@ void balancer::migrate_if_settled(const sample& s, group_entry& g) {
   if (run.count < settings_.t.numa_migrate_min_samples) ++run.count;
   if (s.cpu_node == s.mem_node || run.count < settings_.t.numa_migrate_min_samples) return;
   if (g.active.count() > 0 && !g.active.test(static_cast<std::size_t>(s.cpu_node))) return;
-  if (topo_.is_host && !host_.migrate_pages(s.page, page_size(), s.cpu_node)) return;
-  if (regions_.set_page_node(reinterpret_cast<const void*>(s.page), s.cpu_node)) {
-    host_.count(balancer_event::page_migrated, 1);
-    host_.migrated(g.key, s.mem_node, s.cpu_node);
-    group_entry::live_counters::bump(g.totals.pages_migrated);
+  if (topo_.is_host && !host_.migrate_pages(s.page, s.pages * page_size(), s.cpu_node)) return;
+  if (regions_.set_node(reinterpret_cast<const void*>(s.page), s.pages, s.cpu_node)) {
+    host_.count(balancer_event::page_migrated, s.pages);
+    host_.migrated(g.key, s.mem_node, s.cpu_node, s.pages);
+    group_entry::live_counters::bump(g.totals.pages_migrated, s.pages);
   }
 }
 

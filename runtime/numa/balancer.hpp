@@ -50,8 +50,9 @@ class balancer_host {
   // the score that chose it (its raw score, for the trace) and, for a top-level group, its
   // active nodes. Returns true when the preferred node changed.
   virtual bool apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) = 0;
-  // A page of `key`'s region moved from one node to another (host or emulated).
-  virtual void migrated(const void* key, int from, int to) = 0;
+  // `pages` pages of `key`'s region (one sampling block) moved from one node to another (host
+  // or emulated).
+  virtual void migrated(const void* key, int from, int to, std::uint64_t pages) = 0;
   // The periodic balance of the node injection queues (docs/design/stealing.md section 3),
   // once per period, after the groups' placement.
   virtual void balance_nodes() = 0;
@@ -118,8 +119,8 @@ class balancer {
     // stats snapshot), read by snapshots: relaxed atomics, figures with no ordering.
     struct live_counters {
       sync::native::atomic<std::uint64_t> samples{0}, local_samples{0}, moves{0}, pages_migrated{0};
-      static void bump(sync::native::atomic<std::uint64_t>& c) noexcept {
-        c.store(c.load(sync::native::relaxed) + 1, sync::native::relaxed);  // one writer
+      static void bump(sync::native::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+        c.store(c.load(sync::native::relaxed) + n, sync::native::relaxed);  // one writer
       }
       group_counters read() const noexcept {
         return {samples.load(sync::native::relaxed), local_samples.load(sync::native::relaxed),

@@ -20,7 +20,7 @@ namespace rt::numa {
 namespace detail {
 
 // A page's protection state (I-SAMPLE-4).
-enum : std::uint8_t { kOpen = 0, kProtected = 1, kRestoring = 2 };
+enum : std::uint8_t { kOpen = 0, kProtecting = 1, kProtected = 2, kRestoring = 3 };
 
 struct region_state {
   const void* key;
@@ -30,7 +30,8 @@ struct region_state {
   std::uintptr_t hi;
   std::size_t page;
   std::size_t pages;
-  // Per page. node: written by add() and set_page_node() (relaxed), read by handlers and
+  std::size_t block;  // pages per sampling block, from the owner (I-SAMPLE-13)
+  // Per page. node: written by add() and set_node() (relaxed), read by handlers and
   // note_access (relaxed): a stale node in one sample is harmless. state: I-SAMPLE-4.
   std::unique_ptr<sync::native::atomic<std::int16_t>[]> node;
   std::unique_ptr<sync::native::atomic<std::uint8_t>[]> state;
@@ -51,39 +52,55 @@ struct snapshot {
 // The directory of the process (I-SAMPLE-2). g_write_mu serialises the writers (add/remove of
 // any registry). g_snap: written (exchange) by writers under g_write_mu, read by readers
 // (handlers, note_access, page_node) inside a read section. g_epoch: written by writers under
-// g_write_mu, read by readers as they enter. g_readers[e]: readers of epoch parity e, RMW by
-// readers, read by the writer waiting out a grace period. All seq_cst: the grace argument of
-// I-SAMPLE-3 is about their single total order.
+// g_write_mu, read by readers as they enter. g_readers[e][k]: readers of epoch parity e on
+// stripe k, RMW by readers (a thread always uses its own stripe), read by the writer waiting
+// out a grace period. All seq_cst: the grace argument of I-SAMPLE-3 is about their single
+// total order.
 constinit std::mutex g_write_mu;
 constinit native::atomic<const snapshot*> g_snap{nullptr};
 constinit native::atomic<std::uint32_t> g_epoch{0};
+// I-SAMPLE-14: one counter per stripe and cache line, a thread's stripe fixed at its first
+// read section, so that readers on different threads (rt::node_of on every data access of a
+// transaction, in examples/jbb) never write a line another thread writes. A power of two.
+constexpr std::uint32_t kReaderStripes = 64;
 struct alignas(sync::kCacheLine) reader_count {
   native::atomic<std::uint64_t> n{0};
 };
-constinit reader_count g_readers[2];
+constinit reader_count g_readers[2][kReaderStripes];
+// The next stripe to hand out: RMW by each thread's first read section; no ordering.
+constinit native::atomic<std::uint32_t> g_next_stripe{0};
+// This thread's stripe + 1 (0: none yet). Initial-exec like the sampling context: safe in a
+// handler (I-SAMPLE-8); a handler that takes the first stripe of its thread is harmless.
+constinit thread_local std::uint32_t tls_stripe __attribute__((tls_model("initial-exec"))) = 0;
 // Written by writers under g_write_mu, read relaxed by handlers (I-SAMPLE-10).
 constinit native::atomic<std::uint64_t> g_generation{0};
+
+std::uint32_t my_stripe() noexcept {
+  if (tls_stripe == 0) tls_stripe = (g_next_stripe.fetch_add(1, native::relaxed) & (kReaderStripes - 1)) + 1;
+  return tls_stripe - 1;
+}
 
 // A reader's critical section (I-SAMPLE-3): between its constructor and destructor the
 // snapshot it loaded, and every region in it, stay allocated. Async-signal-safe (lock-free
 // RMWs only), and nestable (a handler interrupting a note_access on the same thread).
 class read_section {
  public:
-  read_section() noexcept {
+  read_section() noexcept : k_(my_stripe()) {
     for (;;) {
       e_ = g_epoch.load(native::seq_cst) & 1u;
-      g_readers[e_].n.fetch_add(1, native::seq_cst);
+      g_readers[e_][k_].n.fetch_add(1, native::seq_cst);
       if ((g_epoch.load(native::seq_cst) & 1u) == e_) break;
-      g_readers[e_].n.fetch_sub(1, native::seq_cst);  // a writer flipped meanwhile: join the new epoch
+      g_readers[e_][k_].n.fetch_sub(1, native::seq_cst);  // a writer flipped meanwhile: join the new epoch
     }
     snap_ = g_snap.load(native::seq_cst);
   }
-  ~read_section() { g_readers[e_].n.fetch_sub(1, native::seq_cst); }
+  ~read_section() { g_readers[e_][k_].n.fetch_sub(1, native::seq_cst); }
   read_section(const read_section&) = delete;
   read_section& operator=(const read_section&) = delete;
   const snapshot* get() const noexcept { return snap_; }
 
  private:
+  std::uint32_t k_;
   std::uint32_t e_ = 0;
   const snapshot* snap_ = nullptr;
 };
@@ -95,10 +112,12 @@ void publish(std::unique_ptr<snapshot> next, std::vector<std::unique_ptr<region_
   g_generation.fetch_add(1, native::relaxed);
   const std::uint32_t e = g_epoch.load(native::relaxed);
   g_epoch.store(e + 1, native::seq_cst);
-  // I-SAMPLE-3: readers that may hold `old` counted themselves in g_readers[e & 1] before the
-  // flip; later readers see the new epoch and the new snapshot. A reader section is a few
-  // loads and at most one mprotect: yielding, not sleeping, is enough.
-  while (g_readers[e & 1u].n.load(native::seq_cst) != 0) std::this_thread::yield();
+  // I-SAMPLE-3: readers that may hold `old` counted themselves in g_readers[e & 1][their
+  // stripe] before the flip; later readers see the new epoch and the new snapshot. A reader
+  // section is a few loads and at most one mprotect per page run of a block: yielding, not
+  // sleeping, is enough.
+  for (const reader_count& c : g_readers[e & 1u])
+    while (c.n.load(native::seq_cst) != 0) std::this_thread::yield();
   delete old;
   gone.clear();
 }
@@ -155,7 +174,39 @@ std::unique_ptr<snapshot> rebuilt(const std::vector<const region_state*>& drop, 
 
 }  // namespace
 
-region_registry::region_registry(sampling_mode mode) : mode_(mode), page_(system_page()) {}
+namespace {
+
+std::size_t checked_block(std::size_t block_pages) {
+  if (block_pages == 0)
+    throw std::invalid_argument("numa::region_registry: block_pages is 0 (numa_sample_block_pages starts at 1)");
+  return block_pages;
+}
+
+// The block of page i of r: [first, first + count), clipped to the region (I-SAMPLE-13).
+struct block_span {
+  std::size_t first;
+  std::size_t count;
+};
+
+block_span block_of(const region_state& r, std::size_t i) noexcept {
+  const std::size_t first = i - i % r.block;
+  return {first, std::min(r.block, r.pages - first)};
+}
+
+sample block_sample(const thread_context& ctx, const region_state& r, std::size_t i) noexcept {
+  const block_span b = block_of(r, i);
+  return sample{ctx.running_group,
+                r.key,
+                r.lo + b.first * r.page,
+                r.node[i].load(native::relaxed),
+                static_cast<std::int16_t>(ctx.node),
+                static_cast<std::uint32_t>(b.count)};
+}
+
+}  // namespace
+
+region_registry::region_registry(sampling_mode mode, std::size_t block_pages)
+    : mode_(mode), page_(system_page()), block_(checked_block(block_pages)) {}
 
 region_registry::~region_registry() {
   sync::exclusive_guard g(lock_);
@@ -179,6 +230,7 @@ void region_registry::add(const void* key, void* p, std::size_t bytes, int node)
   r->hi = (start + bytes + page_ - 1) & ~(page_ - 1);
   r->page = page_;
   r->pages = (r->hi - r->lo) / page_;
+  r->block = block_;
   r->node = std::make_unique<sync::native::atomic<std::int16_t>[]>(r->pages);
   r->state = std::make_unique<sync::native::atomic<std::uint8_t>[]>(r->pages);
   for (std::size_t i = 0; i < r->pages; ++i) {
@@ -277,22 +329,25 @@ scan_result region_registry::protect_next_window(std::size_t pages) {
     const region_state& r = *regions_[idx];
     const std::size_t first = (cursor - r.lo) / page_;
     const std::size_t n = std::min(budget, r.pages - first);
-    // Mark, then protect each run of newly marked pages with one mprotect (I-SAMPLE-4: the
-    // state says protected before the page can fault).
+    // Mark, then protect each run of newly marked pages with one mprotect, then say so
+    // (I-SAMPLE-4: the state says protecting before the page can fault, and protected only
+    // once the mprotect is done, so a handler restoring a block never restores a page this
+    // mprotect has yet to reach).
     std::size_t run = first;
     auto flush = [&](std::size_t end) {
       if (end == run) return;
       void* at = reinterpret_cast<void*>(r.lo + run * page_);
-      if (::mprotect(at, (end - run) * page_, PROT_NONE) == 0) {
+      const bool ok = ::mprotect(at, (end - run) * page_, PROT_NONE) == 0;
+      if (ok)
         res.pages_protected += end - run;
-      } else {
+      else
         protect_failures_.fetch_add(1, native::relaxed);
-        for (std::size_t i = run; i < end; ++i) r.state[i].store(detail::kOpen, native::release);
-      }
+      for (std::size_t i = run; i < end; ++i)
+        r.state[i].store(ok ? detail::kProtected : detail::kOpen, native::release);
     };
     for (std::size_t i = first; i < first + n; ++i) {
       std::uint8_t open = detail::kOpen;
-      if (!r.state[i].compare_exchange_strong(open, detail::kProtected, native::acq_rel, native::relaxed)) {
+      if (!r.state[i].compare_exchange_strong(open, detail::kProtecting, native::acq_rel, native::relaxed)) {
         flush(i);  // already protected, or a handler is restoring it: leave it alone
         run = i + 1;
       }
@@ -311,13 +366,14 @@ scan_result region_registry::protect_next_window(std::size_t pages) {
   return res;
 }
 
-bool region_registry::set_page_node(const void* p, int node) {
-  check_node("numa::region_registry::set_page_node", node);
+bool region_registry::set_node(const void* p, std::size_t pages, int node) {
+  check_node("numa::region_registry::set_node", node);
   const read_section rs;
   const region_state* r = find(rs.get(), reinterpret_cast<std::uintptr_t>(p));
   if (r == nullptr || r->owner != this) return false;
-  r->node[(reinterpret_cast<std::uintptr_t>(p) - r->lo) / r->page].store(static_cast<std::int16_t>(node),
-                                                                           native::relaxed);
+  const std::size_t first = (reinterpret_cast<std::uintptr_t>(p) - r->lo) / r->page;
+  const std::size_t end = first + std::min(pages, r->pages - first);
+  for (std::size_t i = first; i < end; ++i) r->node[i].store(static_cast<std::int16_t>(node), native::relaxed);
   return true;
 }
 
@@ -344,9 +400,7 @@ access_result note_access(const void* p) noexcept {
   const read_section rs;
   const region_state* r = find(rs.get(), addr);
   if (r == nullptr) return access_result::not_in_region;
-  const std::size_t i = (addr - r->lo) / r->page;
-  const sample s{ctx.running_group, r->key, r->lo + i * r->page, r->node[i].load(native::relaxed),
-                 static_cast<std::int16_t>(ctx.node)};
+  const sample s = block_sample(ctx, *r, (addr - r->lo) / r->page);
   return ctx.ring->push(s) == push_result::pushed ? access_result::sampled : access_result::dropped;
 }
 
@@ -365,21 +419,44 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
   const region_state* r = find(rs.get(), addr);
   if (r == nullptr) return fault_outcome::not_ours;
   const std::size_t i = (addr - r->lo) / r->page;
-  // I-SAMPLE-4: exactly one faulting thread wins protected -> restoring and samples.
+  // I-SAMPLE-4: exactly one faulting thread wins protected -> restoring for each page; the
+  // fault is ours to sample only when this thread wins the page it faulted on.
+  // A page still protecting faulted after the scanner's mprotect and before its store: the
+  // scanner is about to say protected; return and retry like a loser.
   std::uint8_t seen = kProtected;
   if (!r->state[i].compare_exchange_strong(seen, kRestoring, native::acq_rel, native::acquire))
-    return seen == kRestoring ? fault_outcome::in_progress : fault_outcome::not_ours;
-  const std::uintptr_t page = r->lo + i * r->page;
-  // mprotect is not on POSIX's async-signal-safe list, but on Linux it is a plain system call
-  // (no lock in user space, no allocation): safe in a handler in practice (I-SAMPLE-9).
-  const int rc = ::mprotect(reinterpret_cast<void*>(page), r->page, PROT_READ | PROT_WRITE);
-  r->state[i].store(kOpen, native::release);
-  if (rc != 0) return fault_outcome::restore_failed;
+    return seen == kRestoring || seen == kProtecting ? fault_outcome::in_progress : fault_outcome::not_ours;
+  // I-SAMPLE-13: the other protected pages of the block are restored with it, each run of pages
+  // this thread wins with one mprotect. Pages it does not win are left alone: open ones,
+  // another handler's, and protecting ones, whose scanner may still be about to mprotect them
+  // (restoring those first would leave them PROT_NONE and marked open: a crash at the next
+  // touch).
+  const block_span b = block_of(*r, i);
+  bool restored = true;
+  std::size_t run = b.first;
+  const auto flush = [&](std::size_t end) {
+    if (end == run) return;
+    // mprotect is not on POSIX's async-signal-safe list, but on Linux it is a plain system
+    // call (no lock in user space, no allocation): safe in a handler in practice (I-SAMPLE-9).
+    const int rc = ::mprotect(reinterpret_cast<void*>(r->lo + run * r->page), (end - run) * r->page,
+                              PROT_READ | PROT_WRITE);
+    if (rc != 0 && run <= i && i < end) restored = false;
+    for (std::size_t j = run; j < end; ++j) r->state[j].store(kOpen, native::release);
+  };
+  for (std::size_t j = b.first; j < b.first + b.count; ++j) {
+    if (j == i) continue;
+    std::uint8_t other = kProtected;
+    if (!r->state[j].compare_exchange_strong(other, kRestoring, native::acq_rel, native::relaxed)) {
+      flush(j);
+      run = j + 1;
+    }
+  }
+  flush(b.first + b.count);
+  if (!restored) return fault_outcome::restore_failed;
   const thread_context ctx = current_context();
   if (ctx.ring == nullptr) return fault_outcome::no_context;
-  const sample s{ctx.running_group, r->key, page, r->node[i].load(native::relaxed),
-                 static_cast<std::int16_t>(ctx.node)};
-  return ctx.ring->push(s) == push_result::pushed ? fault_outcome::sampled : fault_outcome::dropped;
+  return ctx.ring->push(block_sample(ctx, *r, i)) == push_result::pushed ? fault_outcome::sampled
+                                                                        : fault_outcome::dropped;
 }
 
 std::uint64_t snapshot_generation() noexcept { return g_generation.load(native::relaxed); }

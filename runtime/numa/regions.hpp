@@ -2,10 +2,12 @@
 // steps 1-2; linux task_numa_work() / change_prot_numa(); seed 000 patch 4).
 //
 // A region is memory a group works on: [p, p + bytes) rounded out to whole pages, with the
-// node of each page (the region's node when added, updated by set_page_node() when pages
-// migrate). The balancer protects the next window of pages each period; the next touch of a
-// protected page faults, the fault handler (fault_sampler.hpp) records a sample and restores
-// the page.
+// node of each page (the region's node when added, updated by set_node() when pages migrate).
+// The balancer protects the next window of pages each period; the next touch of a protected
+// page faults, the fault handler (fault_sampler.hpp) restores the protected pages of the
+// page's block (the registry's block_pages, counted from the region's first page, like a
+// transparent huge page under the kernel's hinting faults) and records one sample for the
+// block (I-SAMPLE-13).
 //
 // Concurrency:
 // * Each registry has a sync::rwlock. add/remove/remove_all take it exclusively;
@@ -16,7 +18,7 @@
 //   pointer and freed only after a grace period in which no reader can still hold it
 //   (I-SAMPLE-2, I-SAMPLE-3).
 // * A page's protection state is one atomic byte: open -> protected (scanner, before its
-//   mprotect) -> restoring (the one handler that wins the fault) -> open (after its mprotect)
+//   mprotect) -> restoring (the one handler that wins the page) -> open (after its mprotect)
 //   (I-SAMPLE-4).
 //
 // Requirements on the user: regions are read-write memory (access is restored as
@@ -67,7 +69,9 @@ struct registry_counters {
 
 class region_registry {
  public:
-  explicit region_registry(sampling_mode mode = sampling_mode::faults);
+  // block_pages: pages per sampling block (tunable numa_sample_block_pages), at least 1;
+  // throws std::invalid_argument for 0.
+  explicit region_registry(sampling_mode mode = sampling_mode::faults, std::size_t block_pages = 1);
   // Removes every region of this registry, restoring access to its pages.
   ~region_registry();
   region_registry(const region_registry&) = delete;
@@ -91,12 +95,14 @@ class region_registry {
   // keeps it first in the chain (fault_sampler.hpp). One scanner at a time per registry.
   scan_result protect_next_window(std::size_t pages);
 
-  // The node of the page holding `p` (after a page migration). False when `p` is in no region
-  // of this registry. Throws std::invalid_argument for a node outside [-1, 32767].
-  bool set_page_node(const void* p, int node);
+  // The node of the `pages` pages from the page holding `p` (after a page migration), clipped
+  // to the end of that page's region. False when `p` is in no region of this registry. Throws
+  // std::invalid_argument for a node outside [-1, 32767].
+  bool set_node(const void* p, std::size_t pages, int node);
 
   registry_counters counters() const;
   sampling_mode mode() const noexcept { return mode_; }
+  std::size_t block_pages() const noexcept { return block_; }
 
   // The registry lock (I-SAMPLE-1): add/remove take it exclusively. A caller may hold it
   // exclusively to batch page-node updates against a scan; tests hold it to make a scan skip.
@@ -107,6 +113,7 @@ class region_registry {
 
   const sampling_mode mode_;
   const std::size_t page_;
+  const std::size_t block_;
   sync::rwlock lock_;
   // Sorted by address. Written under lock_ exclusively, read under it shared.
   std::vector<std::unique_ptr<detail::region_state>> regions_;
@@ -129,7 +136,8 @@ enum class access_result : std::uint8_t {
 };
 
 // An explicit access sample (rt::note_access): the running task of the calling worker touched
-// `p`. Same lookup as the fault handler, no mprotect, no lock. Async-signal-safe.
+// `p`; the sample stands for p's block, as a fault's does. Same lookup as the fault handler,
+// no mprotect, no lock. Async-signal-safe.
 access_result note_access(const void* p) noexcept;
 
 // The node recorded for the page holding `p`, or nullopt outside every region.
@@ -138,7 +146,7 @@ std::optional<int> page_node(const void* p) noexcept;
 namespace detail {
 // What the fault handler's lookup found (I-SAMPLE-4).
 enum class fault_outcome : std::uint8_t {
-  sampled,         // our protected page: restored, sample pushed
+  sampled,         // our protected page: its block restored, sample pushed
   dropped,         // restored, the ring dropped the sample
   no_context,      // restored, the thread has no context: no sample
   restore_failed,  // our protected page, but mprotect refused to restore it

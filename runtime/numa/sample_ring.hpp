@@ -1,9 +1,9 @@
 // Access samples and the per-worker sample ring (docs/design/sampling.md I-SAMPLE-5..7).
 //
 // A sample is one NUMA hinting fault (or one explicit note_access()): which group's task
-// touched which page of which group's region, on which node the page lives and on which node
-// the touching worker runs. The balancer folds samples into per-group, per-node counters
-// (DESIGN.md §6 step 3).
+// touched which block of pages of which group's region, on which node the touched page lives
+// and on which node the touching worker runs. The balancer folds samples into per-group,
+// per-node counters (DESIGN.md §6 step 3).
 //
 // sample_ring: single producer (the worker thread, *including its own signal handler*),
 // single consumer (the balancer thread), over boost::lockfree::spsc_queue with a capacity
@@ -34,9 +34,10 @@ namespace rt::numa {
 struct sample {
   const void* group;          // key of the running task's group on the touching worker, or null
   const void* region_group;   // key of the group that registered the region
-  std::uintptr_t page;        // page-aligned address
-  std::int16_t mem_node;      // node of the page (region_registry::set_page_node), -1 unknown
+  std::uintptr_t page;        // first page of the touched page's block (I-SAMPLE-13)
+  std::int16_t mem_node;      // node of the touched page (region_registry::set_node), -1 unknown
   std::int16_t cpu_node;      // node of the touching worker
+  std::uint32_t pages;        // pages in the block, at least 1
 };
 
 enum class push_result : std::uint8_t { pushed, dropped_full, dropped_reentrant };

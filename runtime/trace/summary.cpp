@@ -116,7 +116,7 @@ void take_event(const json_value& ev, std::size_t index, parsed_trace& out, pend
   } else if (k == "balancer_move") {
     ++out.balancer_moves;
   } else if (k == "page_migration") {
-    ++out.page_migrations;
+    out.pages_migrated += uint_field(*args, "pages", in_args);
   } else {
     throw bad_event{where + ": unknown numart event '" + k + "'"};
   }

@@ -57,7 +57,7 @@ struct parsed_trace {
   std::vector<park> parks;
   std::uint64_t handoffs = 0;
   std::uint64_t balancer_moves = 0;
-  std::uint64_t page_migrations = 0;
+  std::uint64_t pages_migrated = 0;
 
   int workers() const;
 };

@@ -153,7 +153,8 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       idle_(layout_.worker_count(),
             std::max(1, layout_.worker_count() * static_cast<int>(settings_.t.searching_max_pct) / 100)),
       pelt_params_(policy::make_pelt_params(settings_)),
-      regions_(settings_.f.FAULT_SAMPLING ? numa::sampling_mode::faults : numa::sampling_mode::explicit_only),
+      regions_(settings_.f.FAULT_SAMPLING ? numa::sampling_mode::faults : numa::sampling_mode::explicit_only,
+               static_cast<std::size_t>(settings_.t.numa_sample_block_pages)),
       name_(cfg.name),
       fork_generation_(register_fork_handler()),
       asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()) {
@@ -1237,9 +1238,9 @@ void scheduler::balancer_glue::count(numa::balancer_event e, std::uint64_t n) {
   s.outside_counters_.add_shared(c, n);
 }
 
-void scheduler::balancer_glue::migrated(const void* key, int from, int to) {
+void scheduler::balancer_glue::migrated(const void* key, int from, int to, std::uint64_t pages) {
   if (s.trace_ != nullptr) [[unlikely]]
-    trace::page_migration(s.trace_->balancer(), trace_id(key), from, to, 1);
+    trace::page_migration(s.trace_->balancer(), trace_id(key), from, to, pages);
 }
 
 // docs/design/stealing.md section 3: when a node's queue holds more than its workers can start

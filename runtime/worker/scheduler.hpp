@@ -304,7 +304,7 @@ class scheduler {
     explicit balancer_glue(scheduler& sc) : s(sc) {}
     void node_loads(std::vector<std::uint64_t>& out) override;
     bool apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) override;
-    void migrated(const void* key, int from, int to) override;
+    void migrated(const void* key, int from, int to, std::uint64_t pages) override;
     void balance_nodes() override;
     void count(numa::balancer_event e, std::uint64_t n) override;
     bool migrate_pages(std::uintptr_t page, std::size_t bytes, int node) override;

@@ -1,5 +1,5 @@
-// Protected windows and the SIGSEGV handler in a live process: one sample per page, the data
-// intact, threads without a context, concurrent faults on the same pages, removal while
+// Protected windows and the SIGSEGV handler in a live process: one sample per page (or per
+// block of pages), the data intact, threads without a context, concurrent faults on the same pages, removal while
 // protected, a fault inside a push (re-entrancy).
 #include <gtest/gtest.h>
 
@@ -115,10 +115,10 @@ TEST(Faults, PagesSetToANewNodeSaySoInTheirSamples) {
   mapping m(2);
   region_registry reg;
   reg.add(&key_region, m.data(), m.bytes(), 0);
-  ASSERT_TRUE(reg.set_page_node(m.page_at(1), 5));
+  ASSERT_TRUE(reg.set_node(m.page_at(1), 1, 5));
   region_registry other;
-  EXPECT_FALSE(other.set_page_node(m.page_at(1), 5));  // not its region
-  EXPECT_THROW(reg.set_page_node(m.page_at(1), -2), std::invalid_argument);
+  EXPECT_FALSE(other.set_node(m.page_at(1), 1, 5));  // not its region
+  EXPECT_THROW(reg.set_node(m.page_at(1), 1, -2), std::invalid_argument);
   reg.protect_next_window(2);
   sample_ring ring(64);
   sampling_test::run_as_worker(ring, 3, nullptr, [&] { write_byte(m.page_at(1), 1); });
@@ -159,6 +159,103 @@ TEST(Faults, ConcurrentTouchesOfTheSamePagesSampleEachPageOnce) {
   for (const auto& [p, n] : per_page) EXPECT_EQ(n, kRounds) << "page " << std::hex << p;
 }
 
+// I-SAMPLE-13: a fault restores the protected pages of its block (counted from the region's
+// first page, the last block clipped to the region) and samples the block once.
+TEST(Faults, AFaultRestoresItsWholeBlockAndSamplesItOnce) {
+  mapping m(10);
+  fill(m);
+  region_registry reg(sampling_mode::faults, 4);
+  reg.add(&key_region, m.data(), m.bytes(), 2);
+  ASSERT_TRUE(reg.set_node(m.page_at(5), 1, 6));
+  ASSERT_EQ(reg.protect_next_window(10).pages_protected, 10u);
+  const fault_counters before = fault_stats();
+  sample_ring ring(64);
+  sampling_test::run_as_worker(ring, 1, &key_task, [&] {
+    for (std::size_t i : {5, 4, 6, 7, 9, 8, 0, 1, 2, 3}) write_byte(m.page_at(i) + 3, read_byte(m.page_at(i) + 3));
+  });
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].page, reinterpret_cast<std::uintptr_t>(m.page_at(4)));
+  EXPECT_EQ(got[0].pages, 4u);
+  EXPECT_EQ(got[0].mem_node, 6);  // the faulting page's node
+  EXPECT_EQ(got[1].page, reinterpret_cast<std::uintptr_t>(m.page_at(8)));
+  EXPECT_EQ(got[1].pages, 2u);
+  EXPECT_EQ(got[1].mem_node, 2);
+  EXPECT_EQ(got[2].page, reinterpret_cast<std::uintptr_t>(m.page_at(0)));
+  EXPECT_EQ(got[2].pages, 4u);
+  EXPECT_EQ(fault_stats().sampled - before.sampled, 3u);
+  expect_filled(m, 0);
+  // Every page came back open: the next window protects all ten again.
+  EXPECT_EQ(reg.protect_next_window(10).pages_protected, 10u);
+}
+
+// A block only partly protected (the window ended inside it) restores the protected part;
+// the rest, open, is left alone and protected by the next window.
+TEST(Faults, APartlyProtectedBlockRestoresOnlyItsProtectedPages) {
+  mapping m(8);
+  region_registry reg(sampling_mode::faults, 8);
+  reg.add(&key_region, m.data(), m.bytes(), 0);
+  ASSERT_EQ(reg.protect_next_window(3).pages_protected, 3u);  // pages 0-2
+  sample_ring ring(64);
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] {
+    write_byte(m.page_at(2), 1);
+    for (std::size_t i = 0; i < 8; ++i) write_byte(m.page_at(i), 2);
+  });
+  ASSERT_EQ(sampling_test::drain(ring).size(), 1u);
+  EXPECT_EQ(reg.protect_next_window(5).pages_protected, 5u);  // pages 3-7, still open
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] { write_byte(m.page_at(7), 3); });
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].page, reinterpret_cast<std::uintptr_t>(m.page_at(0)));
+  EXPECT_EQ(got[0].pages, 8u);
+  EXPECT_EQ(reg.protect_next_window(8).pages_protected, 8u);  // nothing left marked
+}
+
+// Threads faulting on different pages of one block at once: every page is restored by exactly
+// one of them, the data stays intact, no page is left marked protected or restoring, and the
+// block gives at least one sample and at most one per thread.
+TEST(Faults, ConcurrentFaultsInOneBlockLeaveEveryPageOpen) {
+  constexpr std::size_t kPages = 64;
+  constexpr std::size_t kBlock = 16;
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 20;
+  mapping m(kPages);
+  region_registry reg(sampling_mode::faults, kBlock);
+  reg.add(&key_region, m.data(), m.bytes(), 0);
+  std::vector<std::unique_ptr<sample_ring>> rings;
+  for (int t = 0; t < kThreads; ++t) rings.push_back(std::make_unique<sample_ring>(kPages * kRounds));
+  std::map<std::uintptr_t, int> per_block;
+  std::vector<int> counts(kPages, 0);
+  for (int round = 0; round < kRounds; ++round) {
+    ASSERT_EQ(reg.protect_next_window(kPages).pages_protected, kPages) << "round " << round;
+    std::atomic<int> go{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        enter_sampling(rings[t].get(), t);
+        go.fetch_add(1);
+        while (go.load() < kThreads) std::this_thread::yield();
+        for (std::size_t i = 0; i < kPages; ++i) write_byte(m.page_at((i * 5 + t * 3) % kPages) + t, 1);
+        leave_sampling();
+      });
+    for (auto& t : ts) t.join();
+  }
+  for (auto& r : rings)
+    r->drain([&](const sample& s) {
+      ++per_block[s.page];
+      EXPECT_EQ(s.pages, kBlock);
+    });
+  ASSERT_EQ(per_block.size(), kPages / kBlock);
+  for (const auto& [p, n] : per_block) {
+    EXPECT_EQ((p - reinterpret_cast<std::uintptr_t>(m.data())) % (kBlock * page()), 0u);
+    EXPECT_GE(n, kRounds);
+    EXPECT_LE(n, kRounds * kThreads);
+  }
+  for (std::size_t i = 0; i < kPages; ++i)
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(read_byte(m.page_at(i) + t), 1);
+  EXPECT_EQ(reg.protect_next_window(kPages).pages_protected, kPages);
+}
+
 TEST(Faults, RemovingARegionRestoresItsProtectedPages) {
   mapping m(4);
   fill(m);
@@ -191,7 +288,7 @@ TEST(Faults, AFaultInsideAPushDropsTheHandlersSampleAndThePushCompletes) {
   mapping m(1);
   region_registry reg;
   reg.add(&key_region, m.data(), m.bytes(), 0);
-  auto* s = new (m.data()) sample{&key_task, &key_region, 4242, 7, 8};
+  auto* s = new (m.data()) sample{&key_task, &key_region, 4242, 7, 8, 1};
   ASSERT_EQ(reg.protect_next_window(1).pages_protected, 1u);
   sample_ring ring(64);
   push_result res{};

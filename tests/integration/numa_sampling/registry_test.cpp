@@ -76,7 +76,7 @@ TEST(Registry, ExplicitSamplesWorkWithoutProtection) {
   mapping m(3);
   region_registry reg(sampling_mode::explicit_only);
   reg.add(&key_a, m.data(), 2 * page(), 1);
-  ASSERT_TRUE(reg.set_page_node(m.page_at(1) + 5, 3));
+  ASSERT_TRUE(reg.set_node(m.page_at(1) + 5, 100, 3));  // clipped to the region's last page
   EXPECT_EQ(page_node(m.page_at(0)), 1);
   EXPECT_EQ(page_node(m.page_at(1) + 7), 3);
   EXPECT_EQ(page_node(m.page_at(2)), std::nullopt);
@@ -106,6 +106,32 @@ TEST(Registry, ExplicitSamplesWorkWithoutProtection) {
   EXPECT_EQ(r.outcome, scan_outcome::disabled);
   EXPECT_EQ(r.pages_protected, 0u);
   sampling_test::write_byte(m.data(), 1);  // would fault if protected
+}
+
+// I-SAMPLE-13: an explicit sample stands for its block, as a fault's does; 0 pages per block
+// is refused.
+TEST(Registry, ExplicitSamplesNameTheirBlock) {
+  EXPECT_THROW(region_registry(sampling_mode::explicit_only, 0), std::invalid_argument);
+  mapping m(5);
+  region_registry reg(sampling_mode::explicit_only, 2);
+  reg.add(&key_a, m.data(), 5 * page(), 4);
+  ASSERT_TRUE(reg.set_node(m.page_at(2), 2, 1));
+  EXPECT_EQ(page_node(m.page_at(1)), 4);
+  EXPECT_EQ(page_node(m.page_at(3)), 1);
+  EXPECT_EQ(page_node(m.page_at(4)), 4);
+  sample_ring ring(64);
+  sampling_test::run_as_worker(ring, 0, &key_task, [&] {
+    note_access(m.page_at(3) + 1);
+    note_access(m.page_at(4));
+  });
+  const auto got = sampling_test::drain(ring);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].page, reinterpret_cast<std::uintptr_t>(m.page_at(2)));
+  EXPECT_EQ(got[0].pages, 2u);
+  EXPECT_EQ(got[0].mem_node, 1);
+  EXPECT_EQ(got[1].page, reinterpret_cast<std::uintptr_t>(m.page_at(4)));
+  EXPECT_EQ(got[1].pages, 1u);  // the last block, clipped
+  EXPECT_EQ(got[1].mem_node, 4);
 }
 
 TEST(Registry, EnterSamplingRejectsANullRingAndABadNode) {

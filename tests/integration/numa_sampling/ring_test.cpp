@@ -17,15 +17,15 @@ using namespace rt::numa;
 TEST(Ring, AFullRingDropsTheNewSampleAndKeepsTheOldOnes) {
   sample_ring ring(64);
   EXPECT_EQ(ring.capacity(), 64u);
-  for (std::uintptr_t i = 0; i < 64; ++i) ASSERT_EQ(ring.push({nullptr, nullptr, i, 0, 0}), push_result::pushed);
-  EXPECT_EQ(ring.push({nullptr, nullptr, 999, 0, 0}), push_result::dropped_full);
+  for (std::uintptr_t i = 0; i < 64; ++i) ASSERT_EQ(ring.push({nullptr, nullptr, i, 0, 0, 1}), push_result::pushed);
+  EXPECT_EQ(ring.push({nullptr, nullptr, 999, 0, 0, 1}), push_result::dropped_full);
   const auto got = sampling_test::drain(ring);
   ASSERT_EQ(got.size(), 64u);
   for (std::uintptr_t i = 0; i < 64; ++i) EXPECT_EQ(got[i].page, i);
   const ring_counters c = ring.counters();
   EXPECT_EQ(c.pushed, 64u);
   EXPECT_EQ(c.dropped_full, 1u);
-  EXPECT_EQ(ring.push({nullptr, nullptr, 1000, 0, 0}), push_result::pushed);  // room again
+  EXPECT_EQ(ring.push({nullptr, nullptr, 1000, 0, 0, 1}), push_result::pushed);  // room again
 }
 
 TEST(Ring, FourProducersAndAConsumerLoseNothingButWhatTheyCount) {

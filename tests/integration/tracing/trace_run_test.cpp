@@ -96,7 +96,7 @@ TEST(TraceRun, BalancerMovesAndMigrationsMatchTheirCounters) {
   ASSERT_GT(st.total("numa_home_moves"), 0u);
   const rt::trace::parsed_trace t = rt::trace::parse_trace(slurp(path));
   EXPECT_EQ(t.balancer_moves, st.total("numa_home_moves"));
-  EXPECT_EQ(t.page_migrations, st.total("numa_pages_migrated"));
+  EXPECT_EQ(t.pages_migrated, st.total("numa_pages_migrated"));
 }
 
 TEST(TraceRun, AnUnwritablePathRunsWithoutTracing) {

@@ -48,7 +48,7 @@ TEST(trace_parse, reads_the_numart_events_back) {
   EXPECT_EQ(t.parks.size(), 3u);
   EXPECT_EQ(t.handoffs, 1u);
   EXPECT_EQ(t.balancer_moves, 1u);
-  EXPECT_EQ(t.page_migrations, 1u);
+  EXPECT_EQ(t.pages_migrated, 128u);
   EXPECT_EQ(t.group_names.at(trace_test::kJvm2), "jvm-2");
 }
 
