@@ -420,6 +420,19 @@ int place_member(const numa_scorer& sc, const numa_member_input& m, const core::
       fit_score = sn;
     }
   });
+  // The island is full: the best node with room anywhere, as the kernel's task_numa_migrate()
+  // searches every node when the preferred one has no room; over capacity only when no node
+  // has room.
+  if (fit < 0) {
+    for (const int n : sc.work_nodes()) {
+      const auto i = static_cast<std::size_t>(n);
+      if (candidates.test(i)) continue;
+      if (ahead(n, scores[i], fit, fit_score) && fits(n, member_load[i], m.load)) {
+        fit = n;
+        fit_score = scores[i];
+      }
+    }
+  }
   int pick = fit >= 0 ? fit : any;
   if (pick < 0) pick = m.node >= 0 ? m.node : parent_preferred;
   if (pick >= 0) member_load[static_cast<std::size_t>(pick)] += m.load;

@@ -613,5 +613,28 @@ TEST(NumaPass, MembersSpillOntoTheIslandEdgeWhenANodeIsFull) {
   EXPECT_EQ(member_load[5], kCapacityScale);
 }
 
+// I-NUMA-11: when the island is full too, a member takes the best node with room anywhere
+// (task_numa_migrate() searches every node); over capacity, at its unconstrained best, only
+// when no node has room.
+TEST(NumaPass, AMemberLeavesAFullIslandForANodeWithRoom) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  const tun::settings s;
+  numa_faults on0(8);
+  on0.add_sample(0, 0, 100);
+  core::cpumask active(8);
+  active.set(0);
+  const core::cpumask candidates = numa_member_candidates(sc, active, 0);
+  std::vector<std::uint64_t> member_load(8, 0);
+  for (int n : {0, 1, 2, 4, 6}) member_load[static_cast<std::size_t>(n)] = 10u * kCapacityScale;
+  EXPECT_EQ(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s), 3);
+  EXPECT_EQ(member_load[3], kCapacityScale);
+  member_load[5] = 9u * kCapacityScale;  // room for one more
+  member_load[3] = 10u * kCapacityScale;
+  member_load[7] = 10u * kCapacityScale;
+  EXPECT_EQ(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s), 5);
+  EXPECT_EQ(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s), 0);
+  EXPECT_EQ(member_load[0], 11u * kCapacityScale);
+}
+
 }  // namespace
 }  // namespace rt::policy
