@@ -239,6 +239,12 @@ void balancer::migrate_if_settled(const sample& s, group_entry& g) {
   if (run.count < settings_.t.numa_migrate_min_samples) ++run.count;
   if (s.cpu_node == s.mem_node || run.count < settings_.t.numa_migrate_min_samples) return;
   if (g.active.count() > 0 && !g.active.test(static_cast<std::size_t>(s.cpu_node))) return;
+  // The group test of should_numa_migrate_memory(), with the group whose region it is: a page
+  // follows that group's CPU use. Another group's touches (jbb: a peer's order line writing this
+  // warehouse's stock while the owner waits for a core) no longer pull it away.
+  if (const auto owner = by_key_.find(s.region_group);
+      owner != by_key_.end() && !policy::numa_should_migrate(owner->second->faults, s.mem_node, s.cpu_node, settings_))
+    return;
   if (topo_.is_host && !host_.migrate_pages(s.page, s.pages * page_size(), s.cpu_node)) return;
   if (regions_.set_node(reinterpret_cast<const void*>(s.page), s.pages, s.cpu_node)) {
     host_.count(balancer_event::page_migrated, s.pages);

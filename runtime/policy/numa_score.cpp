@@ -461,6 +461,15 @@ bool numa_move_fits(std::uint64_t node_load, std::uint32_t capacity, std::uint64
   return after * kPercentScale <= static_cast<u128>(imbalance_pct(domain_level::numa, s)) * capacity;
 }
 
+bool numa_should_migrate(const numa_faults& owner, int src, int dst, const tun::settings& s) {
+  const int n = owner.node_count();
+  if (src < 0 || dst < 0 || src >= n || dst >= n || owner.cpu.size() != owner.mem.size()) return false;
+  const u128 cpu_dst = owner.cpu[static_cast<std::size_t>(dst)];
+  const u128 cpu_src = owner.cpu[static_cast<std::size_t>(src)];
+  if (cpu_dst > cpu_src * static_cast<u128>(s.t.numa_active_node_fraction)) return true;
+  return cpu_dst * owner.mem[static_cast<std::size_t>(src)] * 3 > cpu_src * owner.mem[static_cast<std::size_t>(dst)] * 4;
+}
+
 // ---------------------------------------------------------------------------------------------
 std::int64_t numa_next_scan_period(std::int64_t current_ms, const numa_locality_counts& c, const tun::settings& s) {
   const std::int64_t lo = s.t.numa_scan_period_min_ms;

@@ -191,6 +191,13 @@ std::uint64_t numa_move_adds(const numa_capacity_input& in);
 // Fits when 100 * (node_load + adds) <= imbalance_pct_numa * capacity; never for capacity 0.
 bool numa_move_fits(std::uint64_t node_load, std::uint32_t capacity, std::uint64_t adds, const tun::settings& s);
 
+// The group test of linux should_numa_migrate_memory() (I-BAL-4), pure: may a page of the
+// group whose decayed faults are `owner` move from node src to node dst, after the two-stage
+// filter passed? Yes when the group's CPU faults on dst exceed numa_active_node_fraction times
+// those on src, else when cpu(dst) * mem(src) * 3 > cpu(src) * mem(dst) * 4 (memory follows
+// the group's CPU use, with 3/4 hysteresis). Nodes out of range: false.
+bool numa_should_migrate(const numa_faults& owner, int src, int dst, const tun::settings& s);
+
 // ---------------------------------------------------------------------------------------------
 // update_task_scan_period() (I-NUMA-9), pure: the next period from the current one and the
 // period's counts. slot = ceil(current / numa_period_slots); lr = local * slots / (local +

@@ -590,6 +590,42 @@ TEST(NumaScanPeriod, Table) {
 }
 
 
+// I-BAL-4: the group test of should_numa_migrate_memory(), for a page of the group whose
+// faults are given, moving from src to dst.
+TEST(NumaMigrate, MemoryFollowsTheGroupsCpuUseWithHysteresis) {
+  const tun::settings s;
+  ASSERT_EQ(s.t.numa_active_node_fraction, 3);
+  struct row {
+    const char* name;
+    std::uint64_t cpu_src, cpu_dst, mem_src, mem_dst;
+    bool migrate;
+  };
+  const row rows[] = {
+      {"no faults yet", 0, 0, 0, 0, false},
+      {"the group runs on dst only", 0, 10, 10, 0, true},
+      {"the group never runs on dst (another group's touch)", 10, 0, 10, 0, false},
+      {"dst busier than 3x src", 10, 31, 0, 1000, true},
+      {"dst exactly 3x src: the ratio decides", 10, 30, 10, 10, true},
+      {"equal cpu, memory already even: 3/4 hysteresis keeps it", 10, 10, 10, 10, false},
+      {"equal cpu, memory mostly on src", 10, 10, 40, 10, true},
+      {"equal cpu, src holds just 4/3 of dst", 10, 10, 40, 30, false},
+      {"equal cpu, src holds a little more than 4/3", 10, 10, 41, 30, true},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.name);
+    numa_faults f(4);
+    f.cpu[1] = r.cpu_src;
+    f.cpu[2] = r.cpu_dst;
+    f.mem[1] = r.mem_src;
+    f.mem[2] = r.mem_dst;
+    EXPECT_EQ(numa_should_migrate(f, 1, 2, s), r.migrate);
+  }
+  numa_faults f(4);
+  f.cpu[2] = 10;
+  EXPECT_FALSE(numa_should_migrate(f, -1, 2, s));
+  EXPECT_FALSE(numa_should_migrate(f, 1, 4, s));
+}
+
 // I-NUMA-11: members fill a node up to imbalance_pct_numa of its capacity, then spill onto the
 // island's edge. Opteron nodes hold 8 workers (8192); 125% of that is 10 one-worker members.
 TEST(NumaPass, MembersSpillOntoTheIslandEdgeWhenANodeIsFull) {
