@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -172,10 +173,6 @@ std::unique_ptr<snapshot> rebuilt(const std::vector<const region_state*>& drop, 
   return next;
 }
 
-}  // namespace
-
-namespace {
-
 std::size_t checked_block(std::size_t block_pages) {
   if (block_pages == 0)
     throw std::invalid_argument("numa::region_registry: block_pages is 0 (numa_sample_block_pages starts at 1)");
@@ -191,6 +188,23 @@ struct block_span {
 block_span block_of(const region_state& r, std::size_t i) noexcept {
   const std::size_t first = i - i % r.block;
   return {first, std::min(r.block, r.pages - first)};
+}
+
+// Claims the pages of [first, end) of r whose state is `from`, moving each to `to` by CAS, and
+// hands each maximal run of claimed pages to done(begin, end). Page `held`, when inside, is
+// already the caller's and counts as claimed. The scan (open -> protecting) and a fault's block
+// restore (protected -> restoring) both walk this way (I-SAMPLE-4, I-SAMPLE-13). Async-signal-safe.
+template <class Done>
+void claim_runs(const region_state& r, std::size_t first, std::size_t end, std::uint8_t from, std::uint8_t to,
+                std::size_t held, const Done& done) noexcept {
+  std::size_t run = first;
+  for (std::size_t j = first; j < end; ++j) {
+    std::uint8_t seen = from;
+    if (j == held || r.state[j].compare_exchange_strong(seen, to, native::acq_rel, native::relaxed)) continue;
+    if (j > run) done(run, j);
+    run = j + 1;
+  }
+  if (end > run) done(run, end);
 }
 
 sample block_sample(const thread_context& ctx, const region_state& r, std::size_t i) noexcept {
@@ -333,26 +347,15 @@ scan_result region_registry::protect_next_window(std::size_t pages) {
     // (I-SAMPLE-4: the state says protecting before the page can fault, and protected only
     // once the mprotect is done, so a handler restoring a block never restores a page this
     // mprotect has yet to reach).
-    std::size_t run = first;
-    auto flush = [&](std::size_t end) {
-      if (end == run) return;
-      void* at = reinterpret_cast<void*>(r.lo + run * page_);
-      const bool ok = ::mprotect(at, (end - run) * page_, PROT_NONE) == 0;
+    // Pages not open (protected already, or a handler's) are left alone.
+    claim_runs(r, first, first + n, detail::kOpen, detail::kProtecting, SIZE_MAX, [&](std::size_t lo, std::size_t hi) {
+      const bool ok = ::mprotect(reinterpret_cast<void*>(r.lo + lo * page_), (hi - lo) * page_, PROT_NONE) == 0;
       if (ok)
-        res.pages_protected += end - run;
+        res.pages_protected += hi - lo;
       else
         protect_failures_.fetch_add(1, native::relaxed);
-      for (std::size_t i = run; i < end; ++i)
-        r.state[i].store(ok ? detail::kProtected : detail::kOpen, native::release);
-    };
-    for (std::size_t i = first; i < first + n; ++i) {
-      std::uint8_t open = detail::kOpen;
-      if (!r.state[i].compare_exchange_strong(open, detail::kProtecting, native::acq_rel, native::relaxed)) {
-        flush(i);  // already protected, or a handler is restoring it: leave it alone
-        run = i + 1;
-      }
-    }
-    flush(first + n);
+      for (std::size_t i = lo; i < hi; ++i) r.state[i].store(ok ? detail::kProtected : detail::kOpen, native::release);
+    });
     budget -= n;
     if (first + n == r.pages) {
       idx = (idx + 1) % regions_.size();
@@ -433,25 +436,18 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
   // touch).
   const block_span b = block_of(*r, i);
   bool restored = true;
-  std::size_t run = b.first;
-  const auto flush = [&](std::size_t end) {
-    if (end == run) return;
+  claim_runs(*r, b.first, b.first + b.count, kProtected, kRestoring, i, [&](std::size_t lo, std::size_t hi) {
     // mprotect is not on POSIX's async-signal-safe list, but on Linux it is a plain system
     // call (no lock in user space, no allocation): safe in a handler in practice (I-SAMPLE-9).
-    const int rc = ::mprotect(reinterpret_cast<void*>(r->lo + run * r->page), (end - run) * r->page,
-                              PROT_READ | PROT_WRITE);
-    if (rc != 0 && run <= i && i < end) restored = false;
-    for (std::size_t j = run; j < end; ++j) r->state[j].store(kOpen, native::release);
-  };
-  for (std::size_t j = b.first; j < b.first + b.count; ++j) {
-    if (j == i) continue;
-    std::uint8_t other = kProtected;
-    if (!r->state[j].compare_exchange_strong(other, kRestoring, native::acq_rel, native::relaxed)) {
-      flush(j);
-      run = j + 1;
-    }
-  }
-  flush(b.first + b.count);
+    const bool ok = ::mprotect(reinterpret_cast<void*>(r->lo + lo * r->page), (hi - lo) * r->page,
+                               PROT_READ | PROT_WRITE) == 0;
+    const bool faulting = lo <= i && i < hi;
+    if (!ok && faulting) restored = false;
+    // A neighbour whose restore failed is still PROT_NONE: it stays protected, and its own
+    // fault judges it. The faulting page is open in our books either way: its repeat fault is
+    // judged afresh (fault_sampler.cpp, restore_failed).
+    for (std::size_t j = lo; j < hi; ++j) r->state[j].store(ok || faulting ? kOpen : kProtected, native::release);
+  });
   if (!restored) return fault_outcome::restore_failed;
   const thread_context ctx = current_context();
   if (ctx.ring == nullptr) return fault_outcome::no_context;
