@@ -34,6 +34,33 @@ void expect_filled(const mapping& m, std::size_t skip_page_offset_0) {
   }
 }
 
+// kRounds times: protects every page of `m` (asserting all were open), then kThreads workers,
+// each with its own ring, touch every page at once, thread t the i-th at page_of(i, t) and at
+// byte offset t.
+constexpr int kThreads = 4;
+constexpr int kRounds = 20;
+template <class PageOf>
+std::vector<std::unique_ptr<sample_ring>> touch_together(region_registry& reg, const mapping& m, std::size_t pages,
+                                                         const PageOf& page_of) {
+  std::vector<std::unique_ptr<sample_ring>> rings;
+  for (int t = 0; t < kThreads; ++t) rings.push_back(std::make_unique<sample_ring>(pages * kRounds));
+  for (int round = 0; round < kRounds; ++round) {
+    EXPECT_EQ(reg.protect_next_window(pages).pages_protected, pages) << "round " << round;
+    std::atomic<int> go{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        enter_sampling(rings[static_cast<std::size_t>(t)].get(), t);
+        go.fetch_add(1);
+        while (go.load() < kThreads) std::this_thread::yield();
+        for (std::size_t i = 0; i < pages; ++i) write_byte(m.page_at(page_of(i, t)) + t, 1);
+        leave_sampling();
+      });
+    for (auto& t : ts) t.join();
+  }
+  return rings;
+}
+
 TEST(Faults, EachProtectedPageGivesExactlyOneSampleAndTheDataIsIntact) {
   mapping m(8);
   fill(m);
@@ -131,28 +158,11 @@ TEST(Faults, PagesSetToANewNodeSaySoInTheirSamples) {
 
 TEST(Faults, ConcurrentTouchesOfTheSamePagesSampleEachPageOnce) {
   constexpr std::size_t kPages = 64;
-  constexpr int kThreads = 4;
-  constexpr int kRounds = 20;
   mapping m(kPages);
   region_registry reg;
   reg.add(&key_region, m.data(), m.bytes(), 0);
-  std::vector<std::unique_ptr<sample_ring>> rings;
-  for (int t = 0; t < kThreads; ++t) rings.push_back(std::make_unique<sample_ring>(kPages * kRounds));
+  auto rings = touch_together(reg, m, kPages, [](std::size_t i, int t) { return (i + static_cast<std::size_t>(t) * 16) % kPages; });
   std::map<std::uintptr_t, int> per_page;
-  for (int round = 0; round < kRounds; ++round) {
-    ASSERT_EQ(reg.protect_next_window(kPages).pages_protected, kPages);
-    std::atomic<int> go{0};
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        enter_sampling(rings[t].get(), t);
-        go.fetch_add(1);
-        while (go.load() < kThreads) std::this_thread::yield();
-        for (std::size_t i = 0; i < kPages; ++i) write_byte(m.page_at((i + t * 16) % kPages) + t, 1);
-        leave_sampling();
-      });
-    for (auto& t : ts) t.join();
-  }
   for (auto& r : rings)
     r->drain([&](const sample& s) { ++per_page[s.page]; });
   ASSERT_EQ(per_page.size(), kPages);
@@ -217,29 +227,11 @@ TEST(Faults, APartlyProtectedBlockRestoresOnlyItsProtectedPages) {
 TEST(Faults, ConcurrentFaultsInOneBlockLeaveEveryPageOpen) {
   constexpr std::size_t kPages = 64;
   constexpr std::size_t kBlock = 16;
-  constexpr int kThreads = 4;
-  constexpr int kRounds = 20;
   mapping m(kPages);
   region_registry reg(sampling_mode::faults, kBlock);
   reg.add(&key_region, m.data(), m.bytes(), 0);
-  std::vector<std::unique_ptr<sample_ring>> rings;
-  for (int t = 0; t < kThreads; ++t) rings.push_back(std::make_unique<sample_ring>(kPages * kRounds));
+  auto rings = touch_together(reg, m, kPages, [](std::size_t i, int t) { return (i * 5 + static_cast<std::size_t>(t) * 3) % kPages; });
   std::map<std::uintptr_t, int> per_block;
-  std::vector<int> counts(kPages, 0);
-  for (int round = 0; round < kRounds; ++round) {
-    ASSERT_EQ(reg.protect_next_window(kPages).pages_protected, kPages) << "round " << round;
-    std::atomic<int> go{0};
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        enter_sampling(rings[t].get(), t);
-        go.fetch_add(1);
-        while (go.load() < kThreads) std::this_thread::yield();
-        for (std::size_t i = 0; i < kPages; ++i) write_byte(m.page_at((i * 5 + t * 3) % kPages) + t, 1);
-        leave_sampling();
-      });
-    for (auto& t : ts) t.join();
-  }
   for (auto& r : rings)
     r->drain([&](const sample& s) {
       ++per_block[s.page];

@@ -626,21 +626,32 @@ TEST(NumaMigrate, MemoryFollowsTheGroupsCpuUseWithHysteresis) {
   EXPECT_FALSE(numa_should_migrate(f, 1, 4, s));
 }
 
+// Members of a group active on node 0 of the Opteron, with all their faults there.
+struct opteron_members {
+  const numa_scorer sc{machine("64amd64-4p2n4ca2co")};
+  const tun::settings s;
+  numa_faults on0 = [] {
+    numa_faults f(8);
+    f.add_sample(0, 0, 100);
+    return f;
+  }();
+  const core::cpumask candidates = [this] {
+    core::cpumask active(8);
+    active.set(0);
+    return numa_member_candidates(sc, active, 0);
+  }();
+  std::vector<std::uint64_t> member_load = std::vector<std::uint64_t>(8, 0);
+  int place() { return numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s); }
+};
+
 // I-NUMA-11: members fill a node up to imbalance_pct_numa of its capacity, then spill onto the
 // island's edge. Opteron nodes hold 8 workers (8192); 125% of that is 10 one-worker members.
 TEST(NumaPass, MembersSpillOntoTheIslandEdgeWhenANodeIsFull) {
-  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
-  const tun::settings s;
-  numa_faults on0(8);
-  on0.add_sample(0, 0, 100);
-  core::cpumask active(8);
-  active.set(0);
-  std::vector<std::uint64_t> member_load(8, 0);
+  opteron_members o;
+  auto& [sc, s, on0, candidates, member_load] = o;
   std::vector<int> nodes;
-  const core::cpumask candidates = numa_member_candidates(sc, active, 0);
   EXPECT_EQ(candidates.count(), 5u);  // node 0 and its four neighbours at 16
-  for (int i = 0; i < 12; ++i)
-    nodes.push_back(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s));
+  for (int i = 0; i < 12; ++i) nodes.push_back(o.place());
   EXPECT_EQ(nodes, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}));
   EXPECT_EQ(member_load[0], 10u * kCapacityScale);
   EXPECT_EQ(member_load[1], 2u * kCapacityScale);
@@ -653,22 +664,16 @@ TEST(NumaPass, MembersSpillOntoTheIslandEdgeWhenANodeIsFull) {
 // (task_numa_migrate() searches every node); over capacity, at its unconstrained best, only
 // when no node has room.
 TEST(NumaPass, AMemberLeavesAFullIslandForANodeWithRoom) {
-  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
-  const tun::settings s;
-  numa_faults on0(8);
-  on0.add_sample(0, 0, 100);
-  core::cpumask active(8);
-  active.set(0);
-  const core::cpumask candidates = numa_member_candidates(sc, active, 0);
-  std::vector<std::uint64_t> member_load(8, 0);
+  opteron_members o;
+  auto& member_load = o.member_load;
   for (int n : {0, 1, 2, 4, 6}) member_load[static_cast<std::size_t>(n)] = 10u * kCapacityScale;
-  EXPECT_EQ(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s), 3);
+  EXPECT_EQ(o.place(), 3);
   EXPECT_EQ(member_load[3], kCapacityScale);
   member_load[5] = 9u * kCapacityScale;  // room for one more
   member_load[3] = 10u * kCapacityScale;
   member_load[7] = 10u * kCapacityScale;
-  EXPECT_EQ(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s), 5);
-  EXPECT_EQ(numa_place_member(sc, {&on0, -1, kCapacityScale}, candidates, 0, member_load, s), 0);
+  EXPECT_EQ(o.place(), 5);
+  EXPECT_EQ(o.place(), 0);
   EXPECT_EQ(member_load[0], 11u * kCapacityScale);
 }
 
