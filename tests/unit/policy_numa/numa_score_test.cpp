@@ -593,7 +593,7 @@ TEST(NumaScanPeriod, Table) {
 // I-BAL-4: the group test of should_numa_migrate_memory(), for a page of the group whose
 // faults are given, moving from src to dst.
 TEST(NumaMigrate, MemoryFollowsTheGroupsCpuUseWithHysteresis) {
-  const tun::settings s;
+  const tun::settings s{};
   ASSERT_EQ(s.t.numa_active_node_fraction, 3);
   struct row {
     const char* name;
@@ -629,7 +629,7 @@ TEST(NumaMigrate, MemoryFollowsTheGroupsCpuUseWithHysteresis) {
 // Members of a group active on node 0 of the Opteron, with all their faults there.
 struct opteron_members {
   const numa_scorer sc{machine("64amd64-4p2n4ca2co")};
-  const tun::settings s;
+  const tun::settings s{};
   numa_faults on0 = [] {
     numa_faults f(8);
     f.add_sample(0, 0, 100);
