@@ -576,9 +576,8 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
     flags |= kFramePooled;
     bool from_pool = false;
     mem = w->pool.take(from_pool);
-    if (from_pool)
-      w->counters.add(ctr::counter::frames_pooled);
-    else
+    // A pooled frame is not counted here: flush() derives frames_pooled (I-CTR-7).
+    if (!from_pool) [[unlikely]]
       w->counters.add(ctr::counter::frames_allocated);
   } else {
     RT_ASSERT(align <= kTaskAlign, "I-TASK-6", "task payloads are at most kTaskAlign-aligned");
@@ -606,6 +605,7 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
 
 void scheduler::abandon(task* t) noexcept {
   const bool outside = t->spawner < 0;
+  if (!outside) tls_worker->counters.add(ctr::counter::frames_abandoned);  // I-CTR-7
   free_frame(t, outside ? nullptr : tls_worker);
   if (outside) outside_inflight_.fetch_sub(1, atomics::seq_cst);
 }
@@ -614,7 +614,8 @@ void scheduler::submit(task* t) noexcept {
   worker* w = t->spawner >= 0 ? tls_worker : nullptr;
   if (t->members != nullptr) group_count_spawn(t->members, w);
   if (w != nullptr) {
-    w->counters.add(ctr::counter::tasks_spawned);
+    if (w->counters.count_spawn()) [[unlikely]]
+      w->counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: a busy worker's interval
     if (t->node < 0)
       place(w, t);
     else if (t->node != w->node)
@@ -844,8 +845,10 @@ void scheduler::execute(worker* w, task* t) noexcept {
     if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
   }
   run_body(*w, t);
+  w->counters.add(ctr::counter::tasks_run);  // the inline runs are added at flush (I-CTR-7)
   // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.
-  if (w->depth == 0) w->counters.flush(settings_.t.injection_poll_interval);
+  // I-CTR-4: so does every injection_poll_interval-th nested one (a joiner helping).
+  if (w->depth == 0 || w->counters.tick()) w->counters.flush(settings_.t.injection_poll_interval);
   complete(t, w);
 }
 
@@ -865,9 +868,6 @@ void scheduler::run_body(worker& w, task* t) noexcept {
   if (w.trace != nullptr) [[unlikely]]
     trace::task_end(*w.trace, trace_id(t), trace_id(t->affinity));
   --w.depth;
-  w.counters.add(ctr::counter::tasks_run);
-  if (w.counters.tick()) [[unlikely]]
-    w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: a busy worker's interval
 }
 
 // The group's node for the locality summary: its preferred node, else its home's, else -1.

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <thread>
 
 #include <rt/rt.hpp>
@@ -88,6 +89,31 @@ TEST(Counters, AJoinerPublishesBeforeItBlocks) {
   root.join();
   const rt::stats after = r.stats();
   EXPECT_EQ(after.total("tasks_run"), 2u);
+}
+
+// A closure whose copy throws: rt::spawn of an lvalue copies it into the frame.
+struct throws_when_copied {
+  throws_when_copied() = default;
+  throws_when_copied(const throws_when_copied&) { throw std::runtime_error("copy refused"); }
+  void operator()() const {}
+};
+
+// I-CTR-7: a frame whose closure failed to construct is counted abandoned, not spawned, and the
+// derived frames_pooled still accounts for every frame the worker took.
+TEST(Counters, AnAbandonedFrameIsCountedAndTheFramesAddUp) {
+  rt::runtime r{two_workers()};
+  int w = -1;
+  r.spawn([&] {
+     w = rt::runtime::current_worker();
+     const throws_when_copied bad;
+     for (int i = 0; i < 3; ++i) EXPECT_THROW(rt::spawn(bad), std::runtime_error);
+     rt::spawn([] {}).join();
+   }).join();
+  ASSERT_GE(w, 0);
+  const rt::stats s = r.stats();
+  EXPECT_EQ(s.worker(w, "frames_abandoned"), 3u);
+  EXPECT_EQ(s.worker(w, "tasks_spawned"), 1u);
+  EXPECT_EQ(s.worker(w, "frames_pooled") + s.worker(w, "frames_allocated"), 4u);
 }
 
 }  // namespace
