@@ -133,6 +133,10 @@ class chase_lev {
     }
     buffer* a = buffer_.load(S::acquire);  // I-DEQ-9: after bottom, so it holds index t
     const T item = a->slots[t & a->mask].load(S::relaxed);  // I-DEQ-6: used only if we win
+    // A task frame was last written by its spawner on another core: start moving its first line
+    // here while the CAS runs (a prefetch never faults, so an item lost to another thief and
+    // freed since costs nothing but the hint).
+    if constexpr (std::is_pointer_v<T>) __builtin_prefetch(item);
     if (!top_.compare_exchange_strong(t, t + 1, S::seq_cst, S::relaxed)) {
       return steal_result::retry;  // I-DEQ-6
     }
