@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "core/assert.hpp"
+#include "policy/idle_poll.hpp"
 #include "rt/error.hpp"
 #include "rt/runtime.hpp"
 #include "sync/clock.hpp"
@@ -157,7 +158,8 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
                static_cast<std::size_t>(settings_.t.numa_sample_block_pages)),
       name_(cfg.name),
       fork_generation_(register_fork_handler()),
-      asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()) {
+      asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()),
+      idle_poll_(policy::idle_poll_allowed(layout_, topo_.is_host, settings_)) {
   const int n = layout_.worker_count();
   no_faults_.assign(static_cast<std::size_t>(topo_.node_count()), 0);
   arenas_ = std::make_unique<memory::node_arenas>(topo_);
@@ -412,6 +414,39 @@ task* scheduler::find_work(worker& w) {
     }
     for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
   }
+  return idle_poll_ && w.poll_window_ns > 0 ? poll(w) : nullptr;
+}
+
+// The haltpoll window (policy/idle_poll.hpp, parking.md §6): a searcher that found nothing keeps
+// searching for poll_window_ns before it parks, so that work spawned meanwhile costs neither a
+// futex wake nor a cross-core wake-up. It stays a searcher throughout (I-SEARCH-1 unchanged:
+// a spawn seeing it wakes nobody, and when it finds work it wakes another). The window is idle
+// time for the load signals, as a polling CPU is idle for the kernel's.
+task* scheduler::poll(worker& w) {
+  const std::uint64_t start = sync::now_ns();
+  const std::uint64_t until = start + static_cast<std::uint64_t>(w.poll_window_ns);
+  account(w, start, true);
+  w.idle_since_ns = start;
+  w.counters.add(ctr::counter::idle_polls);
+  std::uint64_t now = start;
+  // A thief that gave tasks back (I-STEAL-13) would find them again on every round: it parks
+  // with its backoff instead (I-PARK-8).
+  while (now < until && w.steal_refusals == 0 && terminated_.load(atomics::relaxed) == 0) {
+    task* t = find_local(w);
+    if (t == nullptr) t = steal_work(w);
+    now = sync::now_ns();
+    if (t != nullptr) {
+      w.counters.add(ctr::counter::idle_poll_hits);
+      account(w, now, false);
+      w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), now - start, settings_),
+                          atomics::relaxed);
+      w.idle_since_ns = 0;
+      stop_searching(w);
+      return t;
+    }
+    for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+  }
+  account(w, now, false);
   return nullptr;
 }
 
@@ -432,7 +467,9 @@ void scheduler::park(worker& w) {
   // The busy stretch ends here: age the load signal, sample util_est, and show the worker idle
   // to the wake path before registering, so a hand-off can find it (I-WAKE-5).
   const std::uint64_t parked_at = sync::now_ns();
-  account(w, parked_at, true);
+  account(w, parked_at, w.idle_since_ns == 0);  // a poll before it was idle time already
+  const std::uint64_t idle_since = w.idle_since_ns != 0 ? w.idle_since_ns : parked_at;
+  w.idle_since_ns = 0;
   w.est_at_park = w.pelt.util_avg();
   w.util_est.store(0, atomics::relaxed);
   w.idle.store(true, atomics::relaxed);
@@ -508,8 +545,10 @@ void scheduler::park(worker& w) {
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
     const std::uint64_t woke_at = sync::now_ns();
     account(w, woke_at, false);
-    w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), woke_at - parked_at, settings_),
+    w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), woke_at - idle_since, settings_),
                         atomics::relaxed);
+    if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the halt's residency
+      w.poll_window_ns = policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(woke_at - parked_at), settings_);
     w.util_est.store(w.est_at_park, atomics::relaxed);
     w.idle.store(false, atomics::relaxed);
     return;
@@ -1335,3 +1374,4 @@ rt::stats scheduler::snapshot() const {
 }
 
 }  // namespace rt::detail
+

@@ -150,6 +150,10 @@ struct alignas(sync::kCacheLine) worker {
   atomics::atomic<const void*> awaiting{nullptr};
   const char* help_floor = nullptr;  // below this stack address, help only from the own deque
   bool searching = false;
+  // The haltpoll window this worker polls for before it parks (policy/idle_poll.hpp), and when
+  // its current idle stretch began (0: not idle). Owner only.
+  std::int64_t poll_window_ns = 0;
+  std::uint64_t idle_since_ns = 0;
   std::int64_t steal_refusals = 0;  // remote tasks given back in a row (I-STEAL-13); owner only
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   std::thread thread;
@@ -208,6 +212,7 @@ class scheduler {
   void start_workers();
   void run_worker(worker& w);
   task* find_work(worker& w);
+  task* poll(worker& w);
   task* find_local(worker& w);
   task* steal_work(worker& w);
   bool keep_remote_steal(worker& w, task* t, int src_node) noexcept;
@@ -330,6 +335,7 @@ class scheduler {
   // The process's fork generation (bumped by the pthread_atfork child handler) at start.
   const std::uint32_t fork_generation_;
   const bool asym_fence_;                // ASYM_FENCE on and membarrier() available (I-PARK-7)
+  const bool idle_poll_;                 // workers poll before they park (policy::idle_poll_allowed)
 };
 
 }  // namespace rt::detail
