@@ -1,5 +1,5 @@
 // Idle polling before a worker parks: the guest haltpoll governor (drivers/cpuidle/governors/
-// haltpoll.c, Documentation/virt/guest-halt-polling.rst; docs/design/parking.md §6).
+// haltpoll.c, Documentation/virt/guest-halt-polling.rst; docs/design/parking.md, "Idle polling").
 //
 // A KVM guest's vCPU with nothing to run polls for a while before it halts, because a halt
 // and the IPI that ends it cost a VM exit each (tens of microseconds on this kind of machine).

@@ -417,11 +417,12 @@ task* scheduler::find_work(worker& w) {
   return idle_poll_ && w.poll_window_ns > 0 ? poll(w) : nullptr;
 }
 
-// The haltpoll window (policy/idle_poll.hpp, parking.md §6): a searcher that found nothing keeps
-// searching for poll_window_ns before it parks, so that work spawned meanwhile costs neither a
-// futex wake nor a cross-core wake-up. It stays a searcher throughout (I-SEARCH-1 unchanged:
-// a spawn seeing it wakes nobody, and when it finds work it wakes another). The window is idle
-// time for the load signals, as a polling CPU is idle for the kernel's.
+// The haltpoll window (policy/idle_poll.hpp, docs/design/parking.md "Idle polling"): a
+// searcher that found nothing keeps searching for poll_window_ns before it parks, so that work
+// spawned meanwhile costs neither a futex wake nor a cross-core wake-up. It stays a searcher
+// throughout (I-PARK-9; I-SEARCH-1 unchanged: a spawn seeing it wakes nobody, and when it finds
+// work it wakes another). The window is idle time for the load signals, as a polling CPU is
+// idle for the kernel's.
 task* scheduler::poll(worker& w) {
   const std::uint64_t start = sync::now_ns();
   const std::uint64_t until = start + static_cast<std::uint64_t>(w.poll_window_ns);
