@@ -1046,16 +1046,30 @@ bool scheduler::help_once(worker& w) {
 // fence, like every other queue (I-PARK-2). It always leaves the sleeper list before returning.
 // One round of a waiting worker: help with a task, or spin a little. False once
 // search_rounds rounds in a row found nothing: time to block.
+// With a haltpoll window (I-PARK-9), a joiner whose search_rounds found nothing keeps helping
+// and spinning for its window before it blocks: a blocked joiner is an idle CPU too, and the
+// completion or spawn that ends its block costs the same futex wake-up as a park.
 bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
+  if (idle_rounds == 0) w.join_poll_since_ns = 0;  // a new idle stretch
+  // Read before helping: joins nested in the helped task restart the field.
+  const bool polling = w.join_poll_since_ns != 0;
   if (help_once(w)) {
+    if (polling) w.counters.add(ctr::counter::join_poll_hits);
     idle_rounds = 0;
     return true;
   }
-  if (++idle_rounds < settings_.t.search_rounds) {
-    for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
-    return true;
+  ++idle_rounds;
+  if (idle_rounds >= settings_.t.search_rounds) {
+    if (!idle_poll_ || w.poll_window_ns == 0) return false;
+    const std::uint64_t now = sync::now_ns();
+    if (w.join_poll_since_ns == 0) {
+      w.join_poll_since_ns = now;
+      w.counters.add(ctr::counter::join_polls);
+    }
+    if (now - w.join_poll_since_ns >= static_cast<std::uint64_t>(w.poll_window_ns)) return false;
   }
-  return false;
+  for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+  return true;
 }
 
 template <class Done>
@@ -1069,7 +1083,11 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
     if (w.trace != nullptr) [[unlikely]]
       trace::park(*w.trace, trace::park_reason::join);
+    const std::uint64_t blocked_at = sync::now_ns();
     w.parker.park();
+    if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the block's length
+      w.poll_window_ns =
+          policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(sync::now_ns() - blocked_at), settings_);
     if (w.trace != nullptr) [[unlikely]]
       trace::unpark(*w.trace, done() ? trace::unpark_reason::task_done : trace::unpark_reason::woken, -1);
   }

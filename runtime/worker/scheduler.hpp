@@ -150,10 +150,11 @@ struct alignas(sync::kCacheLine) worker {
   atomics::atomic<const void*> awaiting{nullptr};
   const char* help_floor = nullptr;  // below this stack address, help only from the own deque
   bool searching = false;
-  // The haltpoll window this worker polls for before it parks (policy/idle_poll.hpp), and when
-  // its current idle stretch began (0: not idle). Owner only.
+  // The haltpoll window this worker polls for before it parks or blocks in a join
+  // (policy/idle_poll.hpp), and when its current idle stretch began (0: not idle). Owner only.
   std::int64_t poll_window_ns = 0;
   std::uint64_t idle_since_ns = 0;
+  std::uint64_t join_poll_since_ns = 0;  // when a joiner's window began (0: not polling)
   std::int64_t steal_refusals = 0;  // remote tasks given back in a row (I-STEAL-13); owner only
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   std::thread thread;
