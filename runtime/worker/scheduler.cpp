@@ -159,7 +159,8 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       name_(cfg.name),
       fork_generation_(register_fork_handler()),
       asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()),
-      idle_poll_(policy::idle_poll_allowed(layout_, topo_.is_host, settings_)) {
+      idle_poll_(policy::idle_poll_allowed(layout_, topo_.is_host, settings_)),
+      search_pauses_(idle_poll_ ? settings_.t.idle_poll_pause_iterations : settings_.t.spin_iterations) {
   const int n = layout_.worker_count();
   no_faults_.assign(static_cast<std::size_t>(topo_.node_count()), 0);
   arenas_ = std::make_unique<memory::node_arenas>(topo_);
@@ -412,7 +413,7 @@ task* scheduler::find_work(worker& w) {
       stop_searching(w);
       return t;
     }
-    for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+    for (std::int64_t i = 0; i < search_pauses_; ++i) atomics::cpu_relax();
   }
   return idle_poll_ && w.poll_window_ns > 0 ? poll(w) : nullptr;
 }
@@ -445,7 +446,7 @@ task* scheduler::poll(worker& w) {
       stop_searching(w);
       return t;
     }
-    for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+    for (std::int64_t i = 0; i < search_pauses_; ++i) atomics::cpu_relax();
   }
   account(w, now, false);
   return nullptr;
@@ -1058,8 +1059,8 @@ bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
     idle_rounds = 0;
     return true;
   }
-  ++idle_rounds;
-  if (idle_rounds >= settings_.t.search_rounds) {
+  std::int64_t pauses = search_pauses_;
+  if (++idle_rounds >= settings_.t.search_rounds) {
     if (!idle_poll_ || w.poll_window_ns == 0) return false;
     const std::uint64_t now = sync::now_ns();
     if (w.join_poll_since_ns == 0) {
@@ -1068,7 +1069,7 @@ bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
     }
     if (now - w.join_poll_since_ns >= static_cast<std::uint64_t>(w.poll_window_ns)) return false;
   }
-  for (std::int64_t i = 0; i < settings_.t.spin_iterations; ++i) atomics::cpu_relax();
+  for (std::int64_t i = 0; i < pauses; ++i) atomics::cpu_relax();
   return true;
 }
 

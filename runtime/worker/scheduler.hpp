@@ -337,6 +337,10 @@ class scheduler {
   const std::uint32_t fork_generation_;
   const bool asym_fence_;                // ASYM_FENCE on and membarrier() available (I-PARK-7)
   const bool idle_poll_;                 // workers poll before they park (policy::idle_poll_allowed)
+  // Pauses between two looks at the queues while searching, helping in a join or polling:
+  // idle_poll_pause_iterations where workers poll (the window bounds the spinning, not the
+  // search rounds), else spin_iterations.
+  const std::int64_t search_pauses_;
 };
 
 }  // namespace rt::detail
