@@ -406,50 +406,47 @@ task* scheduler::find_work(worker& w) {
     w.counters.add(ctr::counter::searches);
   }
   if (!w.searching) return nullptr;
-  for (std::int64_t round = 0; round < settings_.t.search_rounds; ++round) {
+  // search_rounds rounds, then more while the haltpoll window lasts (I-PARK-9): the poller
+  // stays a searcher (I-SEARCH-1 unchanged: a spawn seeing it wakes nobody, and when it finds
+  // work it wakes another), so work spawned meanwhile costs neither a futex wake nor a
+  // cross-core wake-up. A thief that gave tasks back (I-STEAL-13) would find them again on
+  // every round: it parks with its backoff instead (I-PARK-8).
+  for (std::int64_t round = 1;; ++round) {
     task* t = steal_work(w);
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
+      if (w.idle_since_ns != 0) {  // found within the window, which was idle time (I-PARK-10)
+        const std::uint64_t now = sync::now_ns();
+        w.counters.add(ctr::counter::idle_poll_hits);
+        account(w, w.idle_since_ns, true);
+        account(w, now, false);
+        w.avg_idle_ns.store(
+            policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), now - w.idle_since_ns, settings_),
+            atomics::relaxed);
+        w.idle_since_ns = 0;
+      }
       stop_searching(w);
       return t;
     }
+    if (round >= settings_.t.search_rounds &&
+        (w.steal_refusals > 0 || terminated_.load(atomics::relaxed) != 0 ||
+         !poll_window_open(w, w.idle_since_ns, ctr::counter::idle_polls)))
+      return nullptr;
     for (std::int64_t i = 0; i < search_pauses_; ++i) atomics::cpu_relax();
   }
-  return idle_poll_ && w.poll_window_ns > 0 ? poll(w) : nullptr;
 }
 
-// The haltpoll window (policy/idle_poll.hpp, docs/design/parking.md "Idle polling"): a
-// searcher that found nothing keeps searching for poll_window_ns before it parks, so that work
-// spawned meanwhile costs neither a futex wake nor a cross-core wake-up. It stays a searcher
-// throughout (I-PARK-9; I-SEARCH-1 unchanged: a spawn seeing it wakes nobody, and when it finds
-// work it wakes another). The window is idle time for the load signals, as a polling CPU is
-// idle for the kernel's.
-task* scheduler::poll(worker& w) {
-  const std::uint64_t start = sync::now_ns();
-  const std::uint64_t until = start + static_cast<std::uint64_t>(w.poll_window_ns);
-  account(w, start, true);
-  w.idle_since_ns = start;
-  w.counters.add(ctr::counter::idle_polls);
-  std::uint64_t now = start;
-  // A thief that gave tasks back (I-STEAL-13) would find them again on every round: it parks
-  // with its backoff instead (I-PARK-8).
-  while (now < until && w.steal_refusals == 0 && terminated_.load(atomics::relaxed) == 0) {
-    task* t = find_local(w);
-    if (t == nullptr) t = steal_work(w);
-    now = sync::now_ns();
-    if (t != nullptr) {
-      w.counters.add(ctr::counter::idle_poll_hits);
-      account(w, now, false);
-      w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), now - start, settings_),
-                          atomics::relaxed);
-      w.idle_since_ns = 0;
-      stop_searching(w);
-      return t;
-    }
-    for (std::int64_t i = 0; i < search_pauses_; ++i) atomics::cpu_relax();
+// The haltpoll window (policy/idle_poll.hpp, docs/design/parking.md "Idle polling") of a
+// searcher (`since` = idle_since_ns) or a joiner (join_poll_since_ns): opens it at the first call
+// of an idle stretch (since == 0), counting `opened`; true while it lasts.
+bool scheduler::poll_window_open(worker& w, std::uint64_t& since, ctr::counter opened) noexcept {
+  if (!idle_poll_ || w.poll_window_ns == 0) return false;
+  const std::uint64_t now = sync::now_ns();
+  if (since == 0) {
+    since = now;
+    w.counters.add(opened);
   }
-  account(w, now, false);
-  return nullptr;
+  return now - since < static_cast<std::uint64_t>(w.poll_window_ns);
 }
 
 // Whether any deque or injection queue holds a task. Called by a worker that registered as a
@@ -469,9 +466,12 @@ void scheduler::park(worker& w) {
   // The busy stretch ends here: age the load signal, sample util_est, and show the worker idle
   // to the wake path before registering, so a hand-off can find it (I-WAKE-5).
   const std::uint64_t parked_at = sync::now_ns();
-  account(w, parked_at, w.idle_since_ns == 0);  // a poll before it was idle time already
+  // A haltpoll window before this park was idle time (I-PARK-10): the busy stretch ended when
+  // the window opened.
   const std::uint64_t idle_since = w.idle_since_ns != 0 ? w.idle_since_ns : parked_at;
   w.idle_since_ns = 0;
+  account(w, idle_since, true);
+  if (idle_since != parked_at) account(w, parked_at, false);
   w.est_at_park = w.pelt.util_avg();
   w.util_est.store(0, atomics::relaxed);
   w.idle.store(true, atomics::relaxed);
@@ -1059,17 +1059,10 @@ bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
     idle_rounds = 0;
     return true;
   }
-  std::int64_t pauses = search_pauses_;
-  if (++idle_rounds >= settings_.t.search_rounds) {
-    if (!idle_poll_ || w.poll_window_ns == 0) return false;
-    const std::uint64_t now = sync::now_ns();
-    if (w.join_poll_since_ns == 0) {
-      w.join_poll_since_ns = now;
-      w.counters.add(ctr::counter::join_polls);
-    }
-    if (now - w.join_poll_since_ns >= static_cast<std::uint64_t>(w.poll_window_ns)) return false;
-  }
-  for (std::int64_t i = 0; i < pauses; ++i) atomics::cpu_relax();
+  if (++idle_rounds >= settings_.t.search_rounds &&
+      !poll_window_open(w, w.join_poll_since_ns, ctr::counter::join_polls))
+    return false;
+  for (std::int64_t i = 0; i < search_pauses_; ++i) atomics::cpu_relax();
   return true;
 }
 
@@ -1394,4 +1387,3 @@ rt::stats scheduler::snapshot() const {
 }
 
 }  // namespace rt::detail
-

@@ -213,7 +213,7 @@ class scheduler {
   void start_workers();
   void run_worker(worker& w);
   task* find_work(worker& w);
-  task* poll(worker& w);
+  bool poll_window_open(worker& w, std::uint64_t& since, ctr::counter opened) noexcept;
   task* find_local(worker& w);
   task* steal_work(worker& w);
   bool keep_remote_steal(worker& w, task* t, int src_node) noexcept;
