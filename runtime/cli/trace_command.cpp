@@ -167,6 +167,11 @@ std::string text_of(const trace::trace_summary& s, const options& o) {
   os << "\nidle while work waits: workers parked " << duration(s.parked_ns) << " in total, " << duration(s.parked_while_queued_ns)
      << " of it (" << percent(s.parked_while_queued_ns, s.parked_ns) << ") while a spawned task waited to start\n";
   os << "  tasks were waiting during " << duration(s.queued_ns) << " of the " << duration(s.span_ns) << " span\n";
+  if (s.runnable_ns != 0)
+    os << "  not counted as parked: " << duration(s.runnable_ns) << " between a wake and the woken worker running\n";
+  os << "  one parked worker per waiting task: " << duration(s.parked_for_waiting_ns) << " ("
+     << percent(s.parked_for_waiting_ns, s.span_ns * static_cast<std::uint64_t>(s.workers))
+     << " of worker time), the parked time the waiting tasks could have used\n";
   for (const auto& w : s.per_worker) {
     os << "  worker " << std::left << std::setw(4) << w.worker << std::right << " parked " << std::setw(14) << duration(w.parked_ns)
        << "   while work waited " << std::setw(14) << duration(w.parked_while_queued_ns) << "\n";

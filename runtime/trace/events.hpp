@@ -9,7 +9,7 @@
 //   spawn            task id          group id   target worker    scan len   home (-1)     wake_affine     wake_path
 //   steal            task id          -          victim           -          -             steal_tier      -
 //   park             -                -          -                -          -             park_reason     -
-//   unpark           -                -          woken by (-1)    -          -             unpark_reason   -
+//   unpark           wake sent (0)    -          woken by (-1)    -          -             unpark_reason   -
 //   mailbox_handoff  task id          -          to worker        -          -             -               -
 //   balancer_move    score (int64)    group id   old home node    new home   -             -               -
 //   page_migration   pages            group id   from node        to node    -             -               -
@@ -126,10 +126,13 @@ inline event park(std::uint64_t ts, park_reason reason) noexcept {
   e.e = static_cast<std::uint8_t>(reason);
   return e;
 }
-inline event unpark(std::uint64_t ts, unpark_reason reason, int by) noexcept {
+// `wake_sent`: when the waker unparked the worker (its clock), 0 when unknown (a timeout, or a
+// wake that no waker stamped); from then until `ts` the worker was runnable, not parked.
+inline event unpark(std::uint64_t ts, unpark_reason reason, int by, std::uint64_t wake_sent = 0) noexcept {
   event e;
   e.ts = ts;
   e.what = kind::unpark;
+  e.a = wake_sent;
   e.c = by;
   e.e = static_cast<std::uint8_t>(reason);
   return e;
@@ -186,7 +189,9 @@ inline void steal(ring& r, std::uint64_t task, int victim, steal_tier tier) noex
   r.push(ev::steal(now_ns(), task, victim, tier));
 }
 inline void park(ring& r, park_reason reason) noexcept { r.push(ev::park(now_ns(), reason)); }
-inline void unpark(ring& r, unpark_reason reason, int by) noexcept { r.push(ev::unpark(now_ns(), reason, by)); }
+inline void unpark(ring& r, unpark_reason reason, int by, std::uint64_t wake_sent = 0) noexcept {
+  r.push(ev::unpark(now_ns(), reason, by, wake_sent));
+}
 inline void mailbox_handoff(ring& r, std::uint64_t task, int to) noexcept { r.push(ev::mailbox_handoff(now_ns(), task, to)); }
 inline void balancer_move(ring& r, std::uint64_t group, int old_home, int new_home, std::int64_t score) noexcept {
   r.push(ev::balancer_move(now_ns(), group, old_home, new_home, score));

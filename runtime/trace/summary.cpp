@@ -110,6 +110,7 @@ void take_event(const json_value& ev, std::size_t index, parsed_trace& out, pend
     parsed_trace::park p;
     p.ts = micros_field(ev, "ts", where);
     p.dur = micros_field(ev, "dur", where);
+    if (args->find("runnable") != nullptr) p.runnable = std::min(p.dur, micros_field(*args, "runnable", in_args));
     pending.parks.emplace_back(small_int_field(ev, "tid", where), p);
   } else if (k == "mailbox_handoff") {
     ++out.handoffs;
@@ -256,10 +257,10 @@ struct interval {
   std::uint64_t end;
 };
 
-// Intervals during which at least one spawned task had not started: each start is bound to the
-// latest earlier spawn of the same id (as the trace's flows are); a spawn never started waits
-// until the trace's end.
-std::vector<interval> queued_intervals(const parsed_trace& t) {
+// Each spawned task's wait, from its spawn to its start: each start is bound to the latest
+// earlier spawn of the same id (as the trace's flows are); a spawn never started waits until the
+// trace's end. Empty waits are left out.
+std::vector<interval> waits(const parsed_trace& t) {
   struct point {
     std::uint64_t ts;
     bool spawn;
@@ -281,21 +282,71 @@ std::vector<interval> queued_intervals(const parsed_trace& t) {
     }
     const auto it = waiting.find(p.id);
     if (it == waiting.end()) continue;
-    raw.push_back({it->second, p.ts});
+    if (p.ts > it->second) raw.push_back({it->second, p.ts});
     waiting.erase(it);
   }
-  for (const auto& [id, ts] : waiting) raw.push_back({ts, std::max(ts, t.span_ns)});
+  for (const auto& [id, ts] : waiting) {
+    if (t.span_ns > ts) raw.push_back({ts, t.span_ns});
+  }
+  return raw;
+}
+
+// The union of `raw`: the intervals during which at least one task waited, sorted.
+std::vector<interval> merged(std::vector<interval> raw) {
   std::sort(raw.begin(), raw.end(), [](const interval& a, const interval& b) { return a.begin < b.begin; });
-  std::vector<interval> merged;
+  std::vector<interval> out;
   for (const interval& i : raw) {
-    if (i.end <= i.begin) continue;
-    if (!merged.empty() && i.begin <= merged.back().end) {
-      merged.back().end = std::max(merged.back().end, i.end);
+    if (!out.empty() && i.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
     } else {
-      merged.push_back(i);
+      out.push_back(i);
     }
   }
-  return merged;
+  return out;
+}
+
+// The integral over time of min(workers parked, tasks waiting for which no worker is on its
+// way): the parked time that waiting tasks could have used, one parked worker per waiting
+// task. A park ends at its wake; a woken worker that the OS has not run yet (the park's
+// runnable tail) is on its way to one waiting task.
+std::uint64_t parked_for_waiting(const std::vector<interval>& waits, const std::vector<parsed_trace::park>& parks) {
+  struct edge {
+    std::uint64_t ts;
+    int waiting;
+    int parked;
+    int woken;
+  };
+  std::vector<edge> edges;
+  for (const interval& w : waits) {
+    edges.push_back({w.begin, 1, 0, 0});
+    edges.push_back({w.end, -1, 0, 0});
+  }
+  for (const auto& p : parks) {
+    const std::uint64_t wake = p.ts + p.dur - p.runnable;
+    if (wake > p.ts) {
+      edges.push_back({p.ts, 0, 1, 0});
+      edges.push_back({wake, 0, -1, 0});
+    }
+    if (p.runnable > 0) {
+      edges.push_back({wake, 0, 0, 1});
+      edges.push_back({p.ts + p.dur, 0, 0, -1});
+    }
+  }
+  std::sort(edges.begin(), edges.end(), [](const edge& a, const edge& b) { return a.ts < b.ts; });
+  std::uint64_t sum = 0;
+  std::int64_t waiting = 0;
+  std::int64_t parked = 0;
+  std::int64_t woken = 0;
+  std::uint64_t last = 0;
+  for (const edge& e : edges) {
+    const std::int64_t unserved = std::max<std::int64_t>(0, waiting - woken);
+    sum += static_cast<std::uint64_t>(std::min(unserved, parked)) * (e.ts - last);
+    last = e.ts;
+    waiting += e.waiting;
+    parked += e.parked;
+    woken += e.woken;
+  }
+  return sum;
 }
 
 std::uint64_t overlap(const std::vector<interval>& sorted, interval x) {
@@ -371,17 +422,21 @@ trace_summary summarize(const parsed_trace& t, int windows) {
   std::stable_sort(s.groups.begin(), s.groups.end(), [](const auto& a, const auto& b) { return a.starts > b.starts; });
 
   // Parked while work waited.
-  const std::vector<interval> queued = queued_intervals(t);
+  const std::vector<interval> each = waits(t);
+  const std::vector<interval> queued = merged(each);
   for (const interval& i : queued) s.queued_ns += i.end - i.begin;
+  s.parked_for_waiting_ns = parked_for_waiting(each, t.parks);
   s.per_worker.resize(static_cast<std::size_t>(s.workers));
   for (int i = 0; i < s.workers; ++i) s.per_worker[static_cast<std::size_t>(i)].worker = i;
   for (const auto& p : t.parks) {
     auto& row = s.per_worker[static_cast<std::size_t>(p.worker)];
-    row.parked_ns += p.dur;
-    row.parked_while_queued_ns += overlap(queued, {p.ts, p.ts + p.dur});
+    row.parked_ns += p.dur - p.runnable;
+    row.runnable_ns += p.runnable;
+    row.parked_while_queued_ns += overlap(queued, {p.ts, p.ts + p.dur - p.runnable});
   }
   for (const auto& row : s.per_worker) {
     s.parked_ns += row.parked_ns;
+    s.runnable_ns += row.runnable_ns;
     s.parked_while_queued_ns += row.parked_while_queued_ns;
   }
   return s;

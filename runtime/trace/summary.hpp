@@ -43,6 +43,9 @@ struct parsed_trace {
     std::uint64_t ts = 0;
     std::uint64_t dur = 0;
     int worker = -1;
+    // The end of the slice during which the worker was woken but not yet running (the slice's
+    // "runnable" arg: its waker's wake to its unpark; 0 when the trace has no stamp).
+    std::uint64_t runnable = 0;
   };
 
   std::string runtime;
@@ -89,7 +92,8 @@ struct trace_summary {
   };
   struct idle {
     int worker = -1;
-    std::uint64_t parked_ns = 0;
+    std::uint64_t parked_ns = 0;    // parked and not yet woken
+    std::uint64_t runnable_ns = 0;  // woken, not yet running: the OS's part of the park slices
     std::uint64_t parked_while_queued_ns = 0;
   };
 
@@ -113,8 +117,15 @@ struct trace_summary {
   std::vector<group> groups;  // most starts first
 
   std::uint64_t queued_ns = 0;  // time with at least one spawned task not started
+  // Park slices end when the worker runs again; a slice whose waker stamped its wake counts as
+  // parked up to the wake and as runnable after it (the OS had to run the worker: with more
+  // workers than cores, as in virtual-topology mode, that can take long).
   std::uint64_t parked_ns = 0;
-  std::uint64_t parked_while_queued_ns = 0;
+  std::uint64_t runnable_ns = 0;
+  std::uint64_t parked_while_queued_ns = 0;  // each parked worker, while any task waited
+  // One parked worker per waiting task: the integral of min(workers parked, tasks waiting), the
+  // parked time the waiting tasks could have used (ADR 0016). Never above parked_while_queued_ns.
+  std::uint64_t parked_for_waiting_ns = 0;
   std::vector<idle> per_worker;
 };
 

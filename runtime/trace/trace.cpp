@@ -196,6 +196,7 @@ struct record {
   bool woken = false;        // park: an unpark closed it
   unpark_reason why = unpark_reason::woken;
   int woken_by = -1;
+  std::uint64_t runnable = 0;  // park: from the wake sent to the unpark (0: no wake stamp)
   std::uint64_t flow = 0;    // spawn: flow out; task: flow in; 0 = none
 };
 
@@ -250,6 +251,7 @@ void build_records(track_out& t, std::uint64_t end_ts) {
         t.records[*park_open].woken = true;
         t.records[*park_open].why = static_cast<unpark_reason>(e.e);
         t.records[*park_open].woken_by = e.c;
+        if (e.a != 0) t.records[*park_open].runnable = e.ts - std::clamp(e.a, t.records[*park_open].ev.ts, e.ts);
         park_open.reset();
         break;
       case kind::spawn:
@@ -497,6 +499,7 @@ void recorder::write_chrome_json(std::ostream& os) const {
           if (r.woken) {
             cw.arg("unpark").value(to_string(r.why));
             cw.arg("woken_by").value(r.woken_by);
+            if (r.runnable != 0) cw.arg("runnable").micros(r.runnable);
           }
           if (r.open) cw.arg("open").value(true);
           cw.end_slice();

@@ -218,7 +218,7 @@ void scheduler::start_workers() {
   } catch (const std::system_error& e) {
     // I-SHUT-5: a failed start stops the workers already running and leaks nothing.
     terminated_.store(1, atomics::release);
-    for (std::size_t i = 0; i < started; ++i) workers_[i]->parker.unpark();
+    for (std::size_t i = 0; i < started; ++i) unpark_worker(*workers_[i]);
     for (std::size_t i = 0; i < started; ++i) workers_[i]->thread.join();
     joined_ = true;
     throw rt::startup_error(std::string("numart: cannot start worker thread ") + std::to_string(started) + " of " +
@@ -512,7 +512,7 @@ void scheduler::park(worker& w) {
     if (e != 0 && !work_visible() &&
         idle_.confirm_quiescent(e, [this] { terminated_.store(1, atomics::release); })) {
       sync::native_futex::wake_all(terminated_);
-      for (auto& v : workers_) v->parker.unpark();
+      for (auto& v : workers_) unpark_worker(*v);
       return;
     }
   }
@@ -543,7 +543,7 @@ void scheduler::park(worker& w) {
       continue;
     }
     if (w.trace != nullptr) [[unlikely]]
-      trace::unpark(*w.trace, trace::unpark_reason::woken, -1);
+      trace::unpark(*w.trace, trace::unpark_reason::woken, -1, w.wake_sent_ns.exchange(0, atomics::relaxed));
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
     const std::uint64_t woke_at = sync::now_ns();
     account(w, woke_at, false);
@@ -573,7 +573,7 @@ void scheduler::refresh_llc_hint(worker& w) noexcept {
 void scheduler::notify_one(worker* from) noexcept {
   int s = idle_.take_sleeper_to_search();
   if (s < 0) return;
-  workers_[static_cast<std::size_t>(s)]->parker.unpark();
+  unpark_worker(*workers_[static_cast<std::size_t>(s)]);
   if (from != nullptr)
     from->counters.add(ctr::counter::wakeups_sent);
   else
@@ -582,7 +582,7 @@ void scheduler::notify_one(worker* from) noexcept {
 
 void scheduler::wake_all() noexcept {
   for (auto& v : workers_) {
-    if (idle_.take_sleeper(v->id)) v->parker.unpark();
+    if (idle_.take_sleeper(v->id)) unpark_worker(*v);
   }
 }
 
@@ -799,7 +799,7 @@ bool scheduler::hand_off(int target, task* t, worker* from) noexcept {
   sync::fault::point(sync::fault::site::handoff_mailed);
   notifier_fence();  // I-PARK-1: the mailbox push before reading the sleeper list
   const bool woke = idle_.take_sleeper(target);
-  if (woke) tw.parker.unpark();
+  if (woke) unpark_worker(tw);
   if (from != nullptr) {
     if (from->trace != nullptr) [[unlikely]]
       trace::mailbox_handoff(*from->trace, trace_id(t), target);
@@ -847,7 +847,7 @@ bool scheduler::wake_on_node(int node, worker* from) noexcept {
     if (woke) return;
     worker& cand = *workers_[id];
     if (cand.idle.load(atomics::relaxed) && idle_.take_sleeper(cand.id)) {
-      cand.parker.unpark();
+      unpark_worker(cand);
       woke = true;
     }
   });
@@ -945,7 +945,7 @@ void scheduler::complete(task* t, worker* w) noexcept {
     t->ops->drop(payload_of(t), true);
     free_frame(t, w);
   } else if ((prev >> kTaskWaiterShift) != 0) {
-    workers_[(prev >> kTaskWaiterShift) - 1]->parker.unpark();  // I-TASK-4
+    unpark_worker(*workers_[(prev >> kTaskWaiterShift) - 1]);  // I-TASK-4
   } else if ((prev & kTaskWaiter) != 0) {
     sync::native_futex::wake_all(t->state);  // I-TASK-4
   }
@@ -959,7 +959,7 @@ void scheduler::complete(task* t, worker* w) noexcept {
 void scheduler::notify_group_waiters(const task_group_state* g) noexcept {
   if (idle_.joiner_count() != 0) {
     for (auto& v : workers_)
-      if (v->awaiting.load(atomics::seq_cst) == g) v->parker.unpark();
+      if (v->awaiting.load(atomics::seq_cst) == g) unpark_worker(*v);
   }
   if (outside_waiter_count_.load(atomics::seq_cst) != 0) {
     std::lock_guard<std::mutex> lk(outside_waiters_lock_);
@@ -1083,7 +1083,8 @@ void scheduler::block_joiner(worker& w, const Done& done) {
       w.poll_window_ns =
           policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(sync::now_ns() - blocked_at), settings_);
     if (w.trace != nullptr) [[unlikely]]
-      trace::unpark(*w.trace, done() ? trace::unpark_reason::task_done : trace::unpark_reason::woken, -1);
+      trace::unpark(*w.trace, done() ? trace::unpark_reason::task_done : trace::unpark_reason::woken, -1,
+                    w.wake_sent_ns.exchange(0, atomics::relaxed));
   }
   if (idle_.cancel_park(w.id, true) == sync::idle_set<atomics>::cancel_result::already_woken &&
       idle_.after_wake(w.id) == sync::idle_set<atomics>::wake_kind::as_searcher) {

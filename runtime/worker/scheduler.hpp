@@ -120,6 +120,12 @@ struct alignas(sync::kCacheLine) worker {
   deque::chase_lev<task*> dq;
   deque::mailbox<task> mailbox;
   parker_t parker;
+  // When a thread last unparked this worker while tracing is on (sync::now_ns(), 0: none since
+  // the owner read it): written relaxed by scheduler::unpark_worker() just before
+  // parker.unpark(), whose release pairs with park()'s acquire; exchanged to 0 by the owner
+  // after it wakes, for its unpark event (the trace's "runnable" part of a park). A stamp that
+  // lands while the owner runs is read at its next unpark and clamped to that park's start.
+  atomics::atomic<std::uint64_t> wake_sent_ns{0};
   core::rng rng;
   memory::frame_pool pool;
   ctr::counter_block counters;
@@ -252,6 +258,12 @@ class scheduler {
     return t->affinity != nullptr ? t->affinity->preferred_node.load(atomics::relaxed) : -1;
   }
   void notify_one(worker* from) noexcept;
+  // parker.unpark(), stamping wake_sent_ns first while the worker traces.
+  void unpark_worker(worker& v) noexcept {
+    if (v.trace != nullptr) [[unlikely]]
+      v.wake_sent_ns.store(sync::now_ns(), atomics::relaxed);
+    v.parker.unpark();
+  }
   void wake_all() noexcept;
   bool help_once(worker& w);
   bool help_or_spin(worker& w, std::int64_t& idle_rounds);

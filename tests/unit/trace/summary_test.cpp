@@ -110,6 +110,76 @@ TEST(trace_summary, parked_while_work_waited) {
   EXPECT_EQ(s.per_worker[3].parked_while_queued_ns, 1000u);
 }
 
+// Three workers parked over a span of 1000 ns, three waits (one never started). By hand:
+// [300,350) 3 parked, 1 waiting: 50; [350,400) 3, 2: 100; [400,500) 2, 2: 200; [500,600) 2, 1:
+// 100; [600,900) 1, 1: 300; [950,1000) 1, 1: 50. One parked worker per waiting task: 800. Each
+// parked worker while any task waited ([300,900) and [950,1000)): 300 + 100 + 650 = 1050.
+TEST(trace_summary, one_parked_worker_counts_per_waiting_task) {
+  rt::trace::parsed_trace t;
+  t.span_ns = 1000;
+  for (int w = 0; w < 3; ++w) {
+    rt::trace::parsed_trace::track tr;
+    tr.worker = w;
+    tr.node = 0;
+    t.tracks.push_back(tr);
+  }
+  t.parks = {{100, 500, 0}, {200, 200, 1}, {0, 1000, 2}};
+  t.spawns = {{300, 1, "", "", 0}, {350, 2, "", "", 0}, {950, 3, "", "", 0}};
+  t.tasks = {{500, 10, 0, 1, 0, -1, false}, {900, 10, 1, 2, 0, -1, false}};
+  const rt::trace::trace_summary s = rt::trace::summarize(t, 1);
+  EXPECT_EQ(s.queued_ns, 650u);
+  EXPECT_EQ(s.parked_while_queued_ns, 1050u);
+  EXPECT_EQ(s.parked_for_waiting_ns, 800u);
+}
+
+// A park whose waker stamped its wake: the JSON's park slice carries the runnable tail (wake to
+// unpark), and the summary counts the park up to the wake. One worker parks 200-1000 (woken at
+// 700: runnable 300); a task spawned at 300 starts at 1000, on the outside track.
+TEST(trace_summary, a_stamped_wake_ends_the_parked_time) {
+  rt::trace::trace_layout l;
+  l.worker_node = {0};
+  l.node_package = {0};
+  l.name = "stamped";
+  rt::trace::recorder rec(l);
+  rt::trace::ring& w0 = rec.for_worker(0);
+  w0.push(rt::trace::ev::park(200, rt::trace::park_reason::idle));
+  w0.push(rt::trace::ev::unpark(1000, rt::trace::unpark_reason::woken, -1, 700));
+  w0.push(rt::trace::ev::task_start(1000, 0x7, 0, -1));
+  w0.push(rt::trace::ev::task_end(1100, 0x7, 0));
+  w0.push(rt::trace::ev::spawn(300, 0x7, 0, -1, 0, rt::trace::wake_affine::none, rt::trace::wake_path::local, 0));
+  std::ostringstream os;
+  rec.write_chrome_json(os);
+  const rt::trace::parsed_trace t = rt::trace::parse_trace(os.str());
+  ASSERT_EQ(t.parks.size(), 1u);
+  EXPECT_EQ(t.parks[0].dur, 800u);
+  EXPECT_EQ(t.parks[0].runnable, 300u);
+  const rt::trace::trace_summary s = rt::trace::summarize(t, 1);
+  EXPECT_EQ(s.parked_ns, 500u);
+  EXPECT_EQ(s.runnable_ns, 300u);
+  EXPECT_EQ(s.queued_ns, 700u);
+  EXPECT_EQ(s.parked_while_queued_ns, 400u);  // 300-700
+  EXPECT_EQ(s.parked_for_waiting_ns, 400u);   // the woken worker was on its way from 700
+}
+
+// A stamp from before the park (a wake whose token the park consumed at once) clamps to the
+// park's start: the whole slice was runnable.
+TEST(trace_summary, a_stale_wake_stamp_makes_the_whole_park_runnable) {
+  rt::trace::trace_layout l;
+  l.worker_node = {0};
+  l.node_package = {0};
+  l.name = "stale";
+  rt::trace::recorder rec(l);
+  rt::trace::ring& w0 = rec.for_worker(0);
+  w0.push(rt::trace::ev::park(200, rt::trace::park_reason::idle));
+  w0.push(rt::trace::ev::unpark(260, rt::trace::unpark_reason::woken, -1, 150));
+  std::ostringstream os;
+  rec.write_chrome_json(os);
+  const rt::trace::parsed_trace t = rt::trace::parse_trace(os.str());
+  ASSERT_EQ(t.parks.size(), 1u);
+  EXPECT_EQ(t.parks[0].runnable, 60u);
+  EXPECT_EQ(rt::trace::summarize(t, 1).parked_ns, 0u);
+}
+
 TEST(trace_summary, one_window_holds_the_whole_span) {
   const rt::trace::trace_summary s = rt::trace::summarize(rt::trace::parse_trace(synthetic_json()), 1);
   ASSERT_EQ(s.groups[0].windows.size(), 1u);
