@@ -121,6 +121,12 @@ steal_verdict classify_steal(const group_locality* g, const migration_env& env, 
   return steal_verdict::refuse;  // I-STEAL-7
 }
 
+bool keep_refused_steal(const refusal_env& env, const tun::tunables& t) {
+  if (env.thief_refusals >= t.numa_steal_refusals) return true;
+  // backlog >= pct% of the workers, in integers; always true on a node without workers.
+  return env.src_backlog * 100 >= static_cast<std::uint64_t>(t.numa_overload_queued_pct) * env.src_workers;
+}
+
 std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max) {
   std::vector<std::size_t> picked;
   for (const steal_verdict wanted : {steal_verdict::prefer, steal_verdict::accept, steal_verdict::last_resort}) {

@@ -98,6 +98,26 @@ locality_gain migrate_improves_locality(const group_locality* g, const migration
 // anything else -> accept.
 steal_verdict classify_steal(const group_locality* g, const migration_env& env, const tun::features& f);
 
+// What an idle thief that would give a task back to its group's preferred node knows
+// (mechanism snapshots, I-STEAL-13, I-STEAL-15).
+struct refusal_env {
+  std::int64_t thief_refusals = 0;  // tasks this thief gave back in a row
+  std::uint32_t src_workers = 0;    // workers of the source node
+  std::uint64_t src_backlog = 0;    // tasks queued on the source node (its injection queue and
+                                    // its workers' deques), this one included
+};
+
+// Whether an idle thief keeps a last_resort task it found queued on its group's preferred node
+// instead of giving it back (a node without workers has none to wait for: keep, I-STEAL-8).
+// The kernel's can_migrate_task() moves a task whose move degrades
+// locality once balancing failed more than cache_nice_tries times; and leaving a core idle is
+// often worse than degrading locality (000 patch 5). Keep when the thief has given back
+// numa_steal_refusals tasks in a row (I-STEAL-13), or when the source node's backlog reaches
+// numa_overload_queued_pct percent of its workers (I-STEAL-15): a backlog that long is not the
+// short queue of a node with spare capacity, and its last task would wait for whole rounds
+// of the node's work while a worker here idles.
+bool keep_refused_steal(const refusal_env& env, const tun::tunables& t);
+
 // Indexes of the candidates to take, at most `max` (a batch limit chosen by the caller):
 // every prefer in batch order, then every accept, then every last_resort; never a refuse.
 std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max);

@@ -376,7 +376,15 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   if (pref != src_node || pref == w.node) return true;
   const policy::steal_verdict v = classify_move(pref, src_node, w.node, policy::balance_kind::idle, 1);
   if (v == policy::steal_verdict::prefer || v == policy::steal_verdict::accept) return true;
-  if (v == policy::steal_verdict::last_resort && w.steal_refusals >= settings_.t.numa_steal_refusals) {
+  // I-STEAL-15: the source node's backlog, from relaxed size estimates.
+  policy::refusal_env env;
+  env.thief_refusals = w.steal_refusals;
+  env.src_backlog = 1 + injection_[static_cast<std::size_t>(src_node)]->size_estimate();
+  layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
+    ++env.src_workers;
+    env.src_backlog += workers_[id]->dq.size_estimate();
+  });
+  if (v == policy::steal_verdict::last_resort && policy::keep_refused_steal(env, settings_.t)) {
     w.steal_refusals = 0;
     w.counters.add(ctr::counter::steals_overridden);
     return true;

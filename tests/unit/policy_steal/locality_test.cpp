@@ -240,5 +240,53 @@ TEST(PickBatch, LastResortOnlyWhenNothingBetterFitsTheLimit) {
   EXPECT_EQ(pick_batch(batch, 2), (std::vector<std::size_t>{1, 0}));
 }
 
+// I-STEAL-13 and I-STEAL-15 with the defaults (numa_steal_refusals 32,
+// numa_overload_queued_pct 200): a thief keeps a task it would give back after 32 refusals in a
+// row, or when the source node's backlog reaches twice its workers.
+TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
+  const tun::tunables t{};
+  ASSERT_EQ(t.numa_steal_refusals, 32);
+  ASSERT_EQ(t.numa_overload_queued_pct, 200);
+  struct row {
+    const char* name;
+    std::int64_t refusals;
+    std::uint32_t workers;
+    std::uint64_t backlog;
+    bool keep;
+  };
+  const row rows[] = {
+      {"first refusal, the task alone on a 2-worker node", 0, 2, 1, false},
+      {"31 refusals, backlog 3 of 4", 31, 2, 3, false},
+      {"32 refusals in a row", 32, 2, 1, true},
+      {"backlog twice the workers", 0, 2, 4, true},
+      {"backlog above twice the workers", 0, 2, 9, true},
+      {"one worker, backlog 2", 0, 1, 2, true},
+      {"one worker, backlog 1", 0, 1, 1, false},
+      {"8 workers, backlog 15", 0, 8, 15, false},
+      {"8 workers, backlog 16", 0, 8, 16, true},
+      {"a node without workers: nobody there could run it (I-STEAL-8)", 0, 0, 1, true},
+  };
+  for (const row& r : rows) {
+    refusal_env env;
+    env.thief_refusals = r.refusals;
+    env.src_workers = r.workers;
+    env.src_backlog = r.backlog;
+    EXPECT_EQ(keep_refused_steal(env, t), r.keep) << r.name;
+  }
+}
+
+TEST(KeepRefusedSteal, TunablesMoveTheThresholds) {
+  tun::tunables t{};
+  t.numa_overload_queued_pct = 150;  // 3 queued tasks on 2 workers
+  refusal_env env;
+  env.src_workers = 2;
+  env.src_backlog = 3;
+  EXPECT_TRUE(keep_refused_steal(env, t));
+  env.src_backlog = 2;
+  EXPECT_FALSE(keep_refused_steal(env, t));
+  t.numa_steal_refusals = 0;  // 0: a thief never gives a task back
+  EXPECT_TRUE(keep_refused_steal(env, t));
+}
+
 }  // namespace
 }  // namespace rt::policy
