@@ -20,6 +20,8 @@
 namespace rt::memory {
 
 class frame_pool {
+  struct node;
+
  public:
   static constexpr std::size_t kFrameAlign = 64;
 
@@ -56,11 +58,40 @@ class frame_pool {
   // take-all exchange has no ABA). release pairs with take()'s acquire.
   void give_remote(void* p) noexcept {
     auto* n = static_cast<node*>(p);
-    node* head = remote_.load(sync::native::relaxed);
-    do {
-      n->next = head;
-    } while (!remote_.compare_exchange_weak(head, n, sync::native::release, sync::native::relaxed));
+    give_remote_chain(n, n);
   }
+  // Frames of other workers' pools that one worker freed, returned to their pool in one push
+  // (I-POOL-2): at most `limit` frames of one pool at a time. Owned by one thread, which must
+  // flush() before it sleeps and before it exits (the pools may be destroyed after it).
+  class remote_batch {
+   public:
+    remote_batch() = default;
+    remote_batch(const remote_batch&) = delete;
+    remote_batch& operator=(const remote_batch&) = delete;
+    void add(frame_pool& pool, void* p, std::size_t limit) noexcept {
+      if (&pool != pool_) {
+        flush();
+        pool_ = &pool;
+      }
+      auto* n = static_cast<node*>(p);
+      n->next = first_;
+      if (first_ == nullptr) last_ = n;
+      first_ = n;
+      if (++count_ >= limit) flush();
+    }
+    void flush() noexcept {
+      if (first_ != nullptr) pool_->give_remote_chain(first_, last_);
+      first_ = last_ = nullptr;
+      count_ = 0;
+    }
+
+   private:
+    frame_pool* pool_ = nullptr;
+    node* first_ = nullptr;
+    node* last_ = nullptr;
+    std::size_t count_ = 0;
+  };
+
   // Owner only: keeps the first `keep` frames of the local list, frees the rest.
   void trim(std::size_t keep) noexcept {
     node** link = &free_;
@@ -105,6 +136,13 @@ class frame_pool {
   struct node {
     node* next;
   };
+  // Any thread but the owner: pushes the chain first..last (linked by next) in one CAS.
+  void give_remote_chain(node* first, node* last) noexcept {
+    node* head = remote_.load(sync::native::relaxed);
+    do {
+      last->next = head;
+    } while (!remote_.compare_exchange_weak(head, first, sync::native::release, sync::native::relaxed));
+  }
   static std::size_t round_up(std::size_t b) noexcept { return (b + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
 
   const std::size_t frame_bytes_;

@@ -259,6 +259,7 @@ void scheduler::run_worker(worker& w) {
     park(w);
     if (terminated_.load(atomics::acquire) != 0) break;
   }
+  w.remote_frees.flush();  // I-POOL-2: before the pools can be destroyed
   numa::leave_sampling();
   stack_guard::leave_worker();
   tls_worker = nullptr;
@@ -527,6 +528,7 @@ void scheduler::park(worker& w) {
   w.counters.add(ctr::counter::parks);
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
   w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
+  w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
   if (w.trace != nullptr) [[unlikely]]
     trace::park(*w.trace, trace::park_reason::idle);
   for (;;) {
@@ -986,6 +988,12 @@ void destroy_group(group_state* g) noexcept {
   } while (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1);
 }
 
+// I-POOL-2. Out of line, so that free_frame() stays short: code that joins its tasks frees
+// nearly every frame into its own pool (fib30 frees none remotely).
+void scheduler::free_remote(worker& w, worker& home, task* t) noexcept {
+  w.remote_frees.add(home.pool, t, static_cast<std::size_t>(settings_.t.frame_remote_batch));
+}
+
 void scheduler::free_frame(task* t, worker* w) noexcept {
   group_state* g = t->affinity;
   if ((t->flags & kFramePooled) != 0) {
@@ -993,6 +1001,8 @@ void scheduler::free_frame(task* t, worker* w) noexcept {
     worker& home = *workers_[static_cast<std::size_t>(t->spawner)];
     if (&home == w)
       home.pool.give(t);
+    else if (w != nullptr)
+      free_remote(*w, home, t);
     else
       home.pool.give_remote(t);
   } else {

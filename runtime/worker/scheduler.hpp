@@ -163,6 +163,8 @@ struct alignas(sync::kCacheLine) worker {
   std::uint64_t join_poll_since_ns = 0;  // when a joiner's window began (0: not polling)
   std::int64_t steal_refusals = 0;  // remote tasks given back in a row (I-STEAL-13); owner only
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
+  // Owner only (I-POOL-2). Last: the fields above keep the cache lines they had without it.
+  memory::frame_pool::remote_batch remote_frees;
   std::thread thread;
 };
 
@@ -233,6 +235,7 @@ class scheduler {
   void complete(task* t, worker* w) noexcept;
   void trace_start(worker& w, task* t) noexcept;
   void free_frame(task* t, worker* w) noexcept;
+  [[gnu::noinline]] void free_remote(worker& w, worker& home, task* t) noexcept;
   void push_local(worker& w, task* t) noexcept;
   // The two sides of I-PARK-1/2: after a push and before reading the idle set (notifier), and
   // after registering as a sleeper and before the re-check (sleeper). A seq_cst fence each,

@@ -320,4 +320,61 @@ TEST(FramePool, MissesComeFromTheNodeArenaAndReturnToIt) {
   EXPECT_EQ(arenas.bytes(3), before);
 }
 
+// I-POOL-2: another thread's frees of a pool's frames wait in its batch until the batch holds
+// `limit` of them, a frame of another pool arrives, or the thread flushes; then they reach the
+// pool in one push, and the owner takes every one of them back.
+TEST(FramePool, ARemoteBatchReturnsItsFramesInOnePushAtItsLimitOrFlush) {
+  node_arenas arenas(virtual8());
+  rt::memory::frame_pool a(128, arenas.arena(2));
+  rt::memory::frame_pool b(128, arenas.arena(5));
+  bool from_pool = true;
+  std::vector<void*> frames;
+  for (int i = 0; i < 5; ++i) frames.push_back(a.take(from_pool));
+  void* other = b.take(from_pool);
+  const auto drain = [](rt::memory::frame_pool& p) {
+    std::vector<void*> got;
+    bool pooled = true;
+    for (;;) {
+      void* f = p.take(pooled);
+      if (!pooled) {
+        rt::memory::frame_pool::release(f);
+        return got;
+      }
+      got.push_back(f);
+    }
+  };
+  std::vector<void*> first;
+  std::vector<void*> second;
+  std::vector<void*> third;
+  std::vector<void*> fourth;
+  rt::memory::frame_pool::remote_batch batch;
+  std::thread([&] {
+    batch.add(a, frames[0], 3);
+    batch.add(a, frames[1], 3);
+  }).join();
+  first = drain(a);  // two frames held back: the pool has none of them
+  std::thread([&] { batch.add(a, frames[2], 3); }).join();
+  second = drain(a);  // the third reached the limit: all three in one push
+  std::thread([&] {
+    batch.add(a, frames[3], 3);
+    batch.add(b, other, 3);  // another pool: a's frame goes back first
+  }).join();
+  third = drain(a);
+  std::thread([&] {
+    batch.add(a, frames[4], 3);
+    batch.flush();  // b's frame and then a's
+  }).join();
+  fourth = drain(a);
+  const std::vector<void*> from_b = drain(b);
+  EXPECT_TRUE(first.empty());
+  EXPECT_EQ(second.size(), 3u);
+  EXPECT_EQ(third, std::vector<void*>{frames[3]});
+  EXPECT_EQ(fourth, std::vector<void*>{frames[4]});
+  EXPECT_EQ(from_b, std::vector<void*>{other});
+  for (void* f : second) a.give(f);
+  for (void* f : third) a.give(f);
+  for (void* f : fourth) a.give(f);
+  b.give(other);
+}
+
 }  // namespace
