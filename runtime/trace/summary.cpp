@@ -111,6 +111,8 @@ void take_event(const json_value& ev, std::size_t index, parsed_trace& out, pend
     p.ts = micros_field(ev, "ts", where);
     p.dur = micros_field(ev, "dur", where);
     if (args->find("runnable") != nullptr) p.runnable = std::min(p.dur, micros_field(*args, "runnable", in_args));
+    const json_value* reason = args->find("reason");
+    p.join = reason != nullptr && reason->is_string() && reason->text == "join";
     pending.parks.emplace_back(small_int_field(ev, "tid", where), p);
   } else if (k == "mailbox_handoff") {
     ++out.handoffs;
@@ -307,8 +309,9 @@ std::vector<interval> merged(std::vector<interval> raw) {
 
 // The integral over time of min(workers parked, tasks waiting for which no worker is on its
 // way): the parked time that waiting tasks could have used, one parked worker per waiting
-// task. A park ends at its wake; a woken worker that the OS has not run yet (the park's
-// runnable tail) is on its way to one waiting task.
+// task. A park ends at its wake; a worker woken from an idle park that the OS has not run yet
+// (the park's runnable tail) is on its way to one waiting task. A joiner woken from its block
+// goes back to its join: its tail is neither parked nor on its way.
 std::uint64_t parked_for_waiting(const std::vector<interval>& waits, const std::vector<parsed_trace::park>& parks) {
   struct edge {
     std::uint64_t ts;
@@ -322,12 +325,12 @@ std::uint64_t parked_for_waiting(const std::vector<interval>& waits, const std::
     edges.push_back({w.end, -1, 0, 0});
   }
   for (const auto& p : parks) {
-    const std::uint64_t wake = p.ts + p.dur - p.runnable;
+    const std::uint64_t wake = p.ts + p.dur - std::min(p.runnable, p.dur);
     if (wake > p.ts) {
       edges.push_back({p.ts, 0, 1, 0});
       edges.push_back({wake, 0, -1, 0});
     }
-    if (p.runnable > 0) {
+    if (!p.join && wake < p.ts + p.dur) {
       edges.push_back({wake, 0, 0, 1});
       edges.push_back({p.ts + p.dur, 0, 0, -1});
     }
@@ -430,9 +433,10 @@ trace_summary summarize(const parsed_trace& t, int windows) {
   for (int i = 0; i < s.workers; ++i) s.per_worker[static_cast<std::size_t>(i)].worker = i;
   for (const auto& p : t.parks) {
     auto& row = s.per_worker[static_cast<std::size_t>(p.worker)];
-    row.parked_ns += p.dur - p.runnable;
-    row.runnable_ns += p.runnable;
-    row.parked_while_queued_ns += overlap(queued, {p.ts, p.ts + p.dur - p.runnable});
+    const std::uint64_t runnable = std::min(p.runnable, p.dur);
+    row.parked_ns += p.dur - runnable;
+    row.runnable_ns += runnable;
+    row.parked_while_queued_ns += overlap(queued, {p.ts, p.ts + p.dur - runnable});
   }
   for (const auto& row : s.per_worker) {
     s.parked_ns += row.parked_ns;

@@ -44,8 +44,10 @@ struct parsed_trace {
     std::uint64_t dur = 0;
     int worker = -1;
     // The end of the slice during which the worker was woken but not yet running (the slice's
-    // "runnable" arg: its waker's wake to its unpark; 0 when the trace has no stamp).
+    // "runnable" arg: its waker's wake to its unpark; 0 when the trace has no stamp; summarize
+    // clamps it to dur).
     std::uint64_t runnable = 0;
+    bool join = false;  // a joiner's block (reason "join"), not an idle park
   };
 
   std::string runtime;
@@ -123,8 +125,9 @@ struct trace_summary {
   std::uint64_t parked_ns = 0;
   std::uint64_t runnable_ns = 0;
   std::uint64_t parked_while_queued_ns = 0;  // each parked worker, while any task waited
-  // One parked worker per waiting task: the integral of min(workers parked, tasks waiting), the
-  // parked time the waiting tasks could have used (ADR 0016). Never above parked_while_queued_ns.
+  // One parked worker per waiting task: the integral of min(workers parked, tasks waiting less
+  // the workers woken from an idle park that the OS has not run yet), the parked time the
+  // waiting tasks could have used (ADR 0016). Never above parked_while_queued_ns.
   std::uint64_t parked_for_waiting_ns = 0;
   std::vector<idle> per_worker;
 };

@@ -348,11 +348,12 @@ task* scheduler::steal_work(worker& w) {
 
 // The locality filter on the steal ladder (docs/design/stealing.md §2, I-STEAL-13): a task
 // taken from another node whose group prefers that node is put back on that node's queue
-// (waking one of its sleepers) instead of run here, unless the policy has no objection or this
-// thief has already given back numa_steal_refusals tasks in a row: the kernel's
-// can_migrate_task() moves a cache-hot task once nr_balance_failed exceeds cache_nice_tries,
-// and an idle thief is not kept idle forever (000 patch 5, I-STEAL-6). The decision reads
-// only the group's preferred node: the balancer's fault counts stay on its thread.
+// (waking one of its sleepers) instead of run here, unless the policy has no objection, or the
+// verdict is last_resort and either this thief has already given back numa_steal_refusals
+// tasks in a row (the kernel's can_migrate_task() moves a cache-hot task once
+// nr_balance_failed exceeds cache_nice_tries: an idle thief is not kept idle forever, 000
+// patch 5, I-STEAL-6) or the source node is backlogged (I-STEAL-15). The decision reads only
+// the group's preferred node: the balancer's fault counts stay on its thread.
 // The filter's verdict for moving a task whose group prefers `pref` (-1: none) from src to
 // dst. The worker side sees only the preferred node (one exists only once the group has
 // samples); the fault counts stay on the balancer's thread, so the policy's last case
@@ -377,18 +378,20 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   if (pref != src_node || pref == w.node) return true;
   const policy::steal_verdict v = classify_move(pref, src_node, w.node, policy::balance_kind::idle, 1);
   if (v == policy::steal_verdict::prefer || v == policy::steal_verdict::accept) return true;
-  // I-STEAL-15: the source node's backlog, from relaxed size estimates.
-  policy::refusal_env env;
-  env.thief_refusals = w.steal_refusals;
-  env.src_backlog = 1 + injection_[static_cast<std::size_t>(src_node)]->size_estimate();
-  layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
-    ++env.src_workers;
-    env.src_backlog += workers_[id]->dq.size_estimate();
-  });
-  if (v == policy::steal_verdict::last_resort && policy::keep_refused_steal(env, settings_.t)) {
-    w.steal_refusals = 0;
-    w.counters.add(ctr::counter::steals_overridden);
-    return true;
+  if (v == policy::steal_verdict::last_resort) {
+    // I-STEAL-15: the source node's backlog, from relaxed size estimates.
+    policy::refusal_env env;
+    env.thief_refusals = w.steal_refusals;
+    env.src_backlog = 1 + injection_[static_cast<std::size_t>(src_node)]->size_estimate();
+    layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
+      ++env.src_workers;
+      env.src_backlog += workers_[id]->dq.size_estimate();
+    });
+    if (policy::keep_refused_steal(env, settings_.t)) {
+      w.steal_refusals = 0;
+      w.counters.add(ctr::counter::steals_overridden);
+      return true;
+    }
   }
   ++w.steal_refusals;
   w.counters.add(ctr::counter::steals_refused);
@@ -1089,6 +1092,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   // I-CTR-4: nothing unpublished sleeps; I-CTR-6: the batch before join_blocks.
   w.counters.flush(settings_.t.injection_poll_interval);
   w.counters.add(ctr::counter::join_blocks);
+  w.remote_frees.flush();  // I-POOL-2: no frame of another pool is held while this blocks
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence();  // I-PARK-2

@@ -180,6 +180,27 @@ TEST(trace_summary, a_stale_wake_stamp_makes_the_whole_park_runnable) {
   EXPECT_EQ(rt::trace::summarize(t, 1).parked_ns, 0u);
 }
 
+// A joiner woken from its block goes back to its join: its runnable tail is not a worker on its
+// way to a waiting task. Worker 0 blocks in a join 0-1000 (woken at 600), worker 1 parks idle
+// 0-1000; a task waits 700-900 with worker 1 parked: 200.
+TEST(trace_summary, a_woken_joiner_is_not_on_its_way_to_a_waiting_task) {
+  rt::trace::parsed_trace t;
+  t.span_ns = 1000;
+  for (int w = 0; w < 2; ++w) {
+    rt::trace::parsed_trace::track tr;
+    tr.worker = w;
+    tr.node = 0;
+    t.tracks.push_back(tr);
+  }
+  t.parks = {{0, 1000, 0, 400, true}, {0, 1000, 1, 0, false}};
+  t.spawns = {{700, 1, "", "", 0}};
+  t.tasks = {{900, 10, 1, 1, 0, -1, false}};
+  const rt::trace::trace_summary s = rt::trace::summarize(t, 1);
+  EXPECT_EQ(s.parked_for_waiting_ns, 200u);
+  EXPECT_EQ(s.runnable_ns, 400u);
+  EXPECT_EQ(s.parked_ns, 1600u);
+}
+
 TEST(trace_summary, one_window_holds_the_whole_span) {
   const rt::trace::trace_summary s = rt::trace::summarize(rt::trace::parse_trace(synthetic_json()), 1);
   ASSERT_EQ(s.groups[0].windows.size(), 1u);
