@@ -307,6 +307,10 @@ std::vector<interval> merged(std::vector<interval> raw) {
   return out;
 }
 
+// When a park slice's worker was woken: the slice's end less its runnable tail (clamped, for
+// hand-built traces).
+std::uint64_t wake_of(const parsed_trace::park& p) { return p.ts + p.dur - std::min(p.runnable, p.dur); }
+
 // The integral over time of min(workers parked, tasks waiting for which no worker is on its
 // way): the parked time that waiting tasks could have used, one parked worker per waiting
 // task. A park ends at its wake; a worker woken from an idle park that the OS has not run yet
@@ -325,7 +329,7 @@ std::uint64_t parked_for_waiting(const std::vector<interval>& waits, const std::
     edges.push_back({w.end, -1, 0, 0});
   }
   for (const auto& p : parks) {
-    const std::uint64_t wake = p.ts + p.dur - std::min(p.runnable, p.dur);
+    const std::uint64_t wake = wake_of(p);
     if (wake > p.ts) {
       edges.push_back({p.ts, 0, 1, 0});
       edges.push_back({wake, 0, -1, 0});
@@ -433,10 +437,10 @@ trace_summary summarize(const parsed_trace& t, int windows) {
   for (int i = 0; i < s.workers; ++i) s.per_worker[static_cast<std::size_t>(i)].worker = i;
   for (const auto& p : t.parks) {
     auto& row = s.per_worker[static_cast<std::size_t>(p.worker)];
-    const std::uint64_t runnable = std::min(p.runnable, p.dur);
-    row.parked_ns += p.dur - runnable;
-    row.runnable_ns += runnable;
-    row.parked_while_queued_ns += overlap(queued, {p.ts, p.ts + p.dur - runnable});
+    const std::uint64_t wake = wake_of(p);
+    row.parked_ns += wake - p.ts;
+    row.runnable_ns += p.ts + p.dur - wake;
+    row.parked_while_queued_ns += overlap(queued, {p.ts, wake});
   }
   for (const auto& row : s.per_worker) {
     s.parked_ns += row.parked_ns;

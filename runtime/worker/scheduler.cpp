@@ -428,13 +428,9 @@ task* scheduler::find_work(worker& w) {
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
       if (w.idle_since_ns != 0) {  // found within the window, which was idle time (I-PARK-10)
-        const std::uint64_t now = sync::now_ns();
         w.counters.add(ctr::counter::idle_poll_hits);
         account(w, w.idle_since_ns, true);
-        account(w, now, false);
-        w.avg_idle_ns.store(
-            policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), now - w.idle_since_ns, settings_),
-            atomics::relaxed);
+        end_idle(w, w.idle_since_ns, sync::now_ns());
         w.idle_since_ns = 0;
       }
       stop_searching(w);
@@ -559,9 +555,7 @@ void scheduler::park(worker& w) {
       trace::unpark(*w.trace, trace::unpark_reason::woken, -1, w.wake_sent_ns.exchange(0, atomics::relaxed));
     w.searching = kind == sync::idle_set<atomics>::wake_kind::as_searcher;
     const std::uint64_t woke_at = sync::now_ns();
-    account(w, woke_at, false);
-    w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), woke_at - idle_since, settings_),
-                        atomics::relaxed);
+    end_idle(w, idle_since, woke_at);
     if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the halt's residency
       w.poll_window_ns = policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(woke_at - parked_at), settings_);
     w.util_est.store(w.est_at_park, atomics::relaxed);
@@ -573,6 +567,14 @@ void scheduler::park(worker& w) {
 void scheduler::account(worker& w, std::uint64_t now, bool was_running) noexcept {
   w.pelt.update(now / 1000, was_running);
   w.util.store(w.pelt.util_avg(), atomics::relaxed);
+}
+
+// An idle stretch that began at `since` ends at `now` (a woken park, or a poll window that
+// found work): the load signal ages as idle, and avg_idle takes the stretch as a sample.
+void scheduler::end_idle(worker& w, std::uint64_t since, std::uint64_t now) noexcept {
+  account(w, now, false);
+  w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), now - since, settings_),
+                      atomics::relaxed);
 }
 
 // SIS_UTIL's depth hint of the worker's LLC, refreshed by its workers every

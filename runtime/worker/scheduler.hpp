@@ -251,6 +251,7 @@ class scheduler {
   int occupied_worker() const noexcept;
   // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up).
   void account(worker& w, std::uint64_t now, bool was_running) noexcept;
+  void end_idle(worker& w, std::uint64_t since, std::uint64_t now) noexcept;
   void refresh_llc_hint(worker& w) noexcept;
   friend struct sched_view;
   void push_node(int node, task* t, worker* from) noexcept;

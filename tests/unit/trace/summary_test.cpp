@@ -2,6 +2,7 @@
 // computed by hand from the timeline in synthetic.hpp; and the refusals of foreign documents.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <sstream>
 #include <string>
 
@@ -18,6 +19,33 @@ std::string synthetic_json() {
   std::ostringstream os;
   rec.write_chrome_json(os);
   return os.str();
+}
+
+// A trace built by hand, without JSON: `workers` worker tracks on node 0, `span` ns long.
+rt::trace::parsed_trace hand_built(int workers, std::uint64_t span) {
+  rt::trace::parsed_trace t;
+  t.span_ns = span;
+  for (int w = 0; w < workers; ++w) {
+    rt::trace::parsed_trace::track tr;
+    tr.worker = w;
+    tr.node = 0;
+    t.tracks.push_back(tr);
+  }
+  return t;
+}
+
+// `events` on the one worker of a one-node recorder, written as JSON and read back.
+rt::trace::parsed_trace one_worker_trace(std::initializer_list<rt::trace::event> events) {
+  rt::trace::trace_layout l;
+  l.worker_node = {0};
+  l.node_package = {0};
+  l.name = "one-worker";
+  rt::trace::recorder rec(l);
+  rt::trace::ring& w0 = rec.for_worker(0);
+  for (const rt::trace::event& e : events) w0.push(e);
+  std::ostringstream os;
+  rec.write_chrome_json(os);
+  return rt::trace::parse_trace(os.str());
 }
 
 std::string error_of(const std::string& text) {
@@ -115,14 +143,7 @@ TEST(trace_summary, parked_while_work_waited) {
 // 100; [600,900) 1, 1: 300; [950,1000) 1, 1: 50. One parked worker per waiting task: 800. Each
 // parked worker while any task waited ([300,900) and [950,1000)): 300 + 100 + 650 = 1050.
 TEST(trace_summary, one_parked_worker_counts_per_waiting_task) {
-  rt::trace::parsed_trace t;
-  t.span_ns = 1000;
-  for (int w = 0; w < 3; ++w) {
-    rt::trace::parsed_trace::track tr;
-    tr.worker = w;
-    tr.node = 0;
-    t.tracks.push_back(tr);
-  }
+  rt::trace::parsed_trace t = hand_built(3, 1000);
   t.parks = {{100, 500, 0}, {200, 200, 1}, {0, 1000, 2}};
   t.spawns = {{300, 1, "", "", 0}, {350, 2, "", "", 0}, {950, 3, "", "", 0}};
   t.tasks = {{500, 10, 0, 1, 0, -1, false}, {900, 10, 1, 2, 0, -1, false}};
@@ -136,20 +157,13 @@ TEST(trace_summary, one_parked_worker_counts_per_waiting_task) {
 // unpark), and the summary counts the park up to the wake. One worker parks 200-1000 (woken at
 // 700: runnable 300); a task spawned at 300 starts at 1000, on the outside track.
 TEST(trace_summary, a_stamped_wake_ends_the_parked_time) {
-  rt::trace::trace_layout l;
-  l.worker_node = {0};
-  l.node_package = {0};
-  l.name = "stamped";
-  rt::trace::recorder rec(l);
-  rt::trace::ring& w0 = rec.for_worker(0);
-  w0.push(rt::trace::ev::park(200, rt::trace::park_reason::idle));
-  w0.push(rt::trace::ev::unpark(1000, rt::trace::unpark_reason::woken, -1, 700));
-  w0.push(rt::trace::ev::task_start(1000, 0x7, 0, -1));
-  w0.push(rt::trace::ev::task_end(1100, 0x7, 0));
-  w0.push(rt::trace::ev::spawn(300, 0x7, 0, -1, 0, rt::trace::wake_affine::none, rt::trace::wake_path::local, 0));
-  std::ostringstream os;
-  rec.write_chrome_json(os);
-  const rt::trace::parsed_trace t = rt::trace::parse_trace(os.str());
+  const rt::trace::parsed_trace t = one_worker_trace({
+      rt::trace::ev::park(200, rt::trace::park_reason::idle),
+      rt::trace::ev::unpark(1000, rt::trace::unpark_reason::woken, -1, 700),
+      rt::trace::ev::task_start(1000, 0x7, 0, -1),
+      rt::trace::ev::task_end(1100, 0x7, 0),
+      rt::trace::ev::spawn(300, 0x7, 0, -1, 0, rt::trace::wake_affine::none, rt::trace::wake_path::local, 0),
+  });
   ASSERT_EQ(t.parks.size(), 1u);
   EXPECT_EQ(t.parks[0].dur, 800u);
   EXPECT_EQ(t.parks[0].runnable, 300u);
@@ -164,17 +178,10 @@ TEST(trace_summary, a_stamped_wake_ends_the_parked_time) {
 // A stamp from before the park (a wake whose token the park consumed at once) clamps to the
 // park's start: the whole slice was runnable.
 TEST(trace_summary, a_stale_wake_stamp_makes_the_whole_park_runnable) {
-  rt::trace::trace_layout l;
-  l.worker_node = {0};
-  l.node_package = {0};
-  l.name = "stale";
-  rt::trace::recorder rec(l);
-  rt::trace::ring& w0 = rec.for_worker(0);
-  w0.push(rt::trace::ev::park(200, rt::trace::park_reason::idle));
-  w0.push(rt::trace::ev::unpark(260, rt::trace::unpark_reason::woken, -1, 150));
-  std::ostringstream os;
-  rec.write_chrome_json(os);
-  const rt::trace::parsed_trace t = rt::trace::parse_trace(os.str());
+  const rt::trace::parsed_trace t = one_worker_trace({
+      rt::trace::ev::park(200, rt::trace::park_reason::idle),
+      rt::trace::ev::unpark(260, rt::trace::unpark_reason::woken, -1, 150),
+  });
   ASSERT_EQ(t.parks.size(), 1u);
   EXPECT_EQ(t.parks[0].runnable, 60u);
   EXPECT_EQ(rt::trace::summarize(t, 1).parked_ns, 0u);
@@ -184,14 +191,7 @@ TEST(trace_summary, a_stale_wake_stamp_makes_the_whole_park_runnable) {
 // way to a waiting task. Worker 0 blocks in a join 0-1000 (woken at 600), worker 1 parks idle
 // 0-1000; a task waits 700-900 with worker 1 parked: 200.
 TEST(trace_summary, a_woken_joiner_is_not_on_its_way_to_a_waiting_task) {
-  rt::trace::parsed_trace t;
-  t.span_ns = 1000;
-  for (int w = 0; w < 2; ++w) {
-    rt::trace::parsed_trace::track tr;
-    tr.worker = w;
-    tr.node = 0;
-    t.tracks.push_back(tr);
-  }
+  rt::trace::parsed_trace t = hand_built(2, 1000);
   t.parks = {{0, 1000, 0, 400, true}, {0, 1000, 1, 0, false}};
   t.spawns = {{700, 1, "", "", 0}};
   t.tasks = {{900, 10, 1, 1, 0, -1, false}};
