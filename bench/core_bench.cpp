@@ -219,48 +219,40 @@ void bm_queens_tbb(benchmark::State& st) {
 
 // ---- wake latency: spawn from an outside thread into an idle pool -> task start ----------
 int g_wake_samples = 1000;
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
-}
-void report_latency(benchmark::State& st, std::vector<double>& us) {
-  st.counters["p50_us"] = percentile(us, 0.50);
-  st.counters["p99_us"] = percentile(us, 0.99);
-  st.counters["p999_us"] = percentile(us, 0.999);
-}
 // The pool is idle when the spawn happens: each sample waits 2 ms after the previous task so
 // that the workers have gone through their search rounds and parked (TBB's likewise sleep).
-void bm_wake_numart(benchmark::State& st) {
-  std::vector<double> us;
-  for (auto _ : st) {
-    us.clear();
-    for (int i = 0; i < g_wake_samples; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      std::atomic<long> started{0};
-      auto t0 = clk::now();
-      auto h = g_rt->spawn([&started] { started.store(clk::now().time_since_epoch().count()); });
-      h.join();
-      us.push_back(static_cast<double>(started.load() - t0.time_since_epoch().count()) / 1e3);
-    }
-  }
-  report_latency(st, us);
-  bench::add_samples("wake_latency", "numart", us);
+// The sides take their samples in pairs, in alternating order (register_interleaved).
+double wake_sample_numart() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::atomic<long> started{0};
+  auto t0 = clk::now();
+  auto h = g_rt->spawn([&started] { started.store(clk::now().time_since_epoch().count()); });
+  h.join();
+  return static_cast<double>(started.load() - t0.time_since_epoch().count()) / 1e3;
 }
-void bm_wake_tbb(benchmark::State& st) {
-  std::vector<double> us;
+double wake_sample_tbb() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::atomic<long> started{0};
+  auto t0 = clk::now();
+  g_arena->enqueue([&started] { started.store(clk::now().time_since_epoch().count()); });
+  while (started.load() == 0) std::this_thread::yield();
+  return static_cast<double>(started.load() - t0.time_since_epoch().count()) / 1e3;
+}
+void bm_wake_pairs(benchmark::State& st) {
+  std::vector<double> numart, tbb;
   for (auto _ : st) {
-    us.clear();
     for (int i = 0; i < g_wake_samples; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      std::atomic<long> started{0};
-      auto t0 = clk::now();
-      g_arena->enqueue([&started] { started.store(clk::now().time_since_epoch().count()); });
-      while (started.load() == 0) std::this_thread::yield();
-      us.push_back(static_cast<double>(started.load() - t0.time_since_epoch().count()) / 1e3);
+      if (i % 2 == 0) {
+        numart.push_back(wake_sample_numart());
+        tbb.push_back(wake_sample_tbb());
+      } else {
+        tbb.push_back(wake_sample_tbb());
+        numart.push_back(wake_sample_numart());
+      }
     }
   }
-  report_latency(st, us);
-  bench::add_samples("wake_latency", "onetbb", us);
+  bench::add_samples("wake_latency", "numart", numart);
+  bench::add_samples("wake_latency", "onetbb", tbb);
 }
 
 // ---- CPU burnt by an idle pool: process CPU time over 200 ms, 100 ms after the last task ----
@@ -293,7 +285,7 @@ void bm_idle_tbb(benchmark::State& st) {
 struct params {
   int rounds;        // alternating rounds per side of the compute workloads
   int wake_rounds;   // rounds of wake_latency and idle_cpu
-  int wake_samples;  // wake-ups per wake_latency round
+  int wake_samples;  // wake-ups per side per wake_latency round
 };
 constexpr params kDefault{5, 2, 1000};
 constexpr params kQuick{3, 1, 500};
@@ -345,8 +337,7 @@ int run(int argc, char** argv) {
   bench::register_side_by_side("parallel_for_1e7", {{"numart", bm_pf_numart}, {"onetbb", bm_pf_tbb}}, rounds, 3);
   bench::register_side_by_side("nqueens" + std::to_string(g_queens_n),
                                {{"numart", bm_queens_numart}, {"onetbb", bm_queens_tbb}}, rounds, 3);
-  bench::register_side_by_side("wake_latency", {{"numart", bm_wake_numart}, {"onetbb", bm_wake_tbb}}, p.wake_rounds,
-                               1);
+  bench::register_interleaved("wake_latency", bm_wake_pairs, p.wake_rounds);
   bench::register_side_by_side("idle_cpu", {{"numart", bm_idle_numart}, {"onetbb", bm_idle_tbb}}, p.wake_rounds, 1);
   bench::collecting_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -46,8 +46,12 @@ inline double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// The side of a round that takes both sides' samples in pairs (register_interleaved).
+inline constexpr const char* kPairsSide = "pairs";
+
 // Benchmarks are named "workload/side/round". The reporter files each run under its workload
-// and side.
+// and side; a pairs round's time and counters are both sides' at once and are not kept (its
+// samples are pooled per side), only its errors.
 class collecting_reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -57,7 +61,9 @@ class collecting_reporter : public benchmark::ConsoleReporter {
       auto a = name.find('/');
       auto b = name.find('/', a + 1);
       if (a == std::string::npos || b == std::string::npos) continue;
-      sample_set& s = results()[name.substr(0, a)][name.substr(a + 1, b - a - 1)];
+      const std::string side = name.substr(a + 1, b - a - 1);
+      if (side == kPairsSide && !run.error_occurred) continue;
+      sample_set& s = results()[name.substr(0, a)][side];
       if (run.error_occurred) {  // a failed round's time and counters mean nothing
         s.errors.push_back(run.error_message);
         continue;
@@ -85,6 +91,20 @@ inline void register_side_by_side(const std::string& workload,
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+  }
+}
+
+// Registers `rounds` rounds of a workload whose sides take their samples in pairs inside one
+// round (numart then oneTBB, oneTBB then numart, ...): each pair sees the same machine, where
+// alternating whole rounds lets a slow stretch of a VM (seconds long, 2-3x every latency) fall
+// on one side only. `fn` adds its samples per side with add_samples.
+inline void register_interleaved(const std::string& workload, const std::function<void(benchmark::State&)>& fn,
+                                 int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    benchmark::RegisterBenchmark((workload + "/" + kPairsSide + "/" + std::to_string(r)).c_str(), fn)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
 }
 
