@@ -635,6 +635,9 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
     // A pooled frame is not counted here: flush() derives frames_pooled (I-CTR-7).
     if (!from_pool) [[unlikely]]
       w->counters.add(ctr::counter::frames_allocated);
+  } else if (w == nullptr && size <= kPooledPayload && align <= kTaskAlign) {
+    flags |= kFrameStandard;
+    mem = memory::frame_pool::take_standard(kPooledFrameSize);
   } else {
     RT_ASSERT(align <= kTaskAlign, "I-TASK-6", "task payloads are at most kTaskAlign-aligned");
     mem = w != nullptr ? w->pool.allocate_local(kTaskHeaderSize + size) : memory::frame_pool::allocate(kTaskHeaderSize + size);
@@ -1010,6 +1013,8 @@ void scheduler::free_frame(task* t, worker* w) noexcept {
       free_remote(*w, home, t);
     else
       home.pool.give_remote(t);
+  } else if ((t->flags & kFrameStandard) != 0 && w == nullptr) {
+    memory::frame_pool::release_standard(t);  // I-POOL-3: the freeing thread has no pool of ours
   } else {
     memory::frame_pool::release(t);
   }

@@ -25,6 +25,7 @@ inline constexpr unsigned kTaskWaiterShift = 8;
 // flags (written once by task_alloc, before the frame is published).
 inline constexpr std::uint16_t kFramePooled = 1u;   // from, and back to, the spawner's pool
 inline constexpr std::uint16_t kFrameContinuation = 2u;  // rt::spawn_continuation (exec placement)
+inline constexpr std::uint16_t kFrameStandard = 4u;  // an outside thread's kPooledFrameSize frame (I-POOL-3)
 
 struct task {
   // Filled by task_alloc; read by whoever runs, joins or frees the task. Published to other

@@ -377,4 +377,24 @@ TEST(FramePool, ARemoteBatchReturnsItsFramesInOnePushAtItsLimitOrFlush) {
   b.give(other);
 }
 
+// I-POOL-3: a thread without a pool keeps one standard frame it freed and hands it out next;
+// a second frame freed while the slot is full goes back to the process allocator.
+TEST(FramePool, AThreadWithoutAPoolKeepsTheLastStandardFrameItFreed) {
+  std::thread([] {
+    constexpr std::size_t kBytes = 256;
+    void* a = rt::memory::frame_pool::take_standard(kBytes);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % rt::memory::frame_pool::kFrameAlign, 0u);
+    rt::memory::frame_pool::release_standard(a);
+    void* b = rt::memory::frame_pool::take_standard(kBytes);
+    EXPECT_EQ(b, a);
+    void* c = rt::memory::frame_pool::take_standard(kBytes);  // the slot is empty: a new frame
+    EXPECT_NE(c, b);
+    rt::memory::frame_pool::release_standard(b);
+    rt::memory::frame_pool::release_standard(c);  // the slot holds b: c is freed
+    EXPECT_EQ(rt::memory::frame_pool::take_standard(kBytes), b);
+    rt::memory::frame_pool::release_standard(b);  // kept until the thread exits
+  }).join();
+}
+
 }  // namespace

@@ -110,4 +110,36 @@ TEST(Allocation, SmallClosuresDoNotAllocate) {
   EXPECT_GT(big.join(), 0u);
 }
 
+// I-POOL-3: an outside thread has no pool, but it keeps the standard frame it freed last. A
+// joined handle's frame is freed by its joiner (join() returns after the task is done), so a
+// spawn-and-join loop from outside allocates at most one frame, its first.
+TEST(Allocation, AnOutsideThreadsSpawnJoinLoopReusesItsFrame) {
+  static void* volatile probe = nullptr;  // volatile: the malloc/free pair must not be elided
+  const std::uint64_t probe_before = thread_allocated_bytes();
+  probe = std::malloc(4096);
+  const bool jemalloc_counts = thread_allocated_bytes() > probe_before;
+  std::free(probe);
+  if (!jemalloc_counts) GTEST_SKIP() << "the process allocator is not jemalloc (sanitizer build)";
+  rt::config c;
+  c.workers = 1;
+  rt::runtime r{c};
+  struct forty_eight {
+    char b[48];
+  } blob{};
+  blob.b[47] = 1;
+  long sum = 0;
+  const std::uint64_t before = thread_allocated_bytes();
+  for (int i = 0; i < 1000; ++i) sum += r.spawn([blob] { return blob.b[47]; }).join();
+  const std::uint64_t after = thread_allocated_bytes();
+  EXPECT_EQ(sum, 1000);
+  EXPECT_LE(after - before, 1024u);  // one frame (the first spawn's) at most, not a thousand
+  // A closure larger than the standard payload is allocated every time.
+  struct big_closure {
+    char b[256];
+  } big{};
+  const std::uint64_t big_before = thread_allocated_bytes();
+  for (int i = 0; i < 100; ++i) r.spawn([big] { return big.b[0]; }).join();
+  EXPECT_GE(thread_allocated_bytes() - big_before, 100u * sizeof(big_closure));
+}
+
 }  // namespace
