@@ -141,11 +141,33 @@ void scheduler::group_init(task_group_state* g) {
   ::new (g) task_group_state{this, w, thread_key(), false, {false}, {false}, nullptr, 0, {0}};
 }
 
+// I-TASK-7: a worker spends its credit on the group if it has some, else pays any credit on
+// another group and reserves task_group_reserve counts at once (relaxed, as one count was: the
+// reservation precedes every push that spends it, and so every completion that repays it).
 void scheduler::group_count_spawn(task_group_state* g, worker* w) noexcept {
-  if (w != nullptr && w == g->owner && !g->folded)
-    ++g->local;
-  else
+  if (w == nullptr) {
     g->shared.fetch_add(1, atomics::relaxed);
+  } else if (w == g->owner && !g->folded) {
+    ++g->local;
+  } else if (w->credit_group == g && w->credit > 0) {
+    --w->credit;
+  } else {
+    pay_group_credit(*w);
+    const std::int64_t reserve = settings_.t.task_group_reserve;
+    g->shared.fetch_add(reserve, atomics::relaxed);
+    w->credit_group = g;
+    w->credit = reserve - 1;
+  }
+}
+
+// I-TASK-5 as for a completion: this RMW is the worker's last access to the group.
+void scheduler::pay_group_credit(worker& w) noexcept {
+  if (w.credit == 0) return;
+  task_group_state* g = w.credit_group;
+  const std::int64_t n = w.credit;
+  w.credit = 0;
+  w.credit_group = nullptr;
+  if (g->shared.fetch_sub(n, atomics::seq_cst) == n) notify_group_waiters(g);
 }
 
 scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& settings, topo::topology topo)
@@ -260,6 +282,7 @@ void scheduler::run_worker(worker& w) {
     if (terminated_.load(atomics::acquire) != 0) break;
   }
   w.remote_frees.flush();  // I-POOL-2: before the pools can be destroyed
+  RT_ASSERT(w.credit == 0, "I-TASK-7", "a worker leaves its loop owing a task_group counts");
   numa::leave_sampling();
   stack_guard::leave_worker();
   tls_worker = nullptr;
@@ -413,6 +436,7 @@ task* scheduler::find_work(worker& w) {
     stop_searching(w);
     return t;
   }
+  pay_group_credit(w);  // I-TASK-7: no local work left, the group may be done but for this
   if (!w.searching && idle_.try_start_searching()) {
     w.searching = true;
     w.counters.add(ctr::counter::searches);
@@ -903,6 +927,7 @@ void scheduler::execute(worker* w, task* t) noexcept {
     const int pref = g->preferred_node.load(atomics::relaxed);
     if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
   }
+  if (w->credit != 0 && w->credit_group != t->members) pay_group_credit(*w);  // I-TASK-7
   run_body(*w, t);
   w->counters.add(ctr::counter::tasks_run);  // the inline runs are added at flush (I-CTR-7)
   // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.
@@ -946,13 +971,18 @@ void scheduler::complete(task* t, worker* w) noexcept {
     task_group_state* g = t->members;
     t->ops->drop(payload_of(t), true);
     free_frame(t, w);
-    if (w != nullptr && w == g->owner && !g->folded) {
+    if (w == g->owner && !g->folded) {
       --g->local;
       return;
     }
-    // I-TASK-5: this RMW is the last access to g; the completion that finishes the group
-    // notifies its waiters by address.
-    if (g->shared.fetch_sub(1, atomics::seq_cst) == 1) notify_group_waiters(g);
+    // I-TASK-7: the completion becomes the worker's credit, paid when it runs a task of
+    // another group, runs out of local work, spins or blocks in a join, or spawns into another
+    // group; the payment that finishes the group notifies its waiters (I-TASK-5).
+    if (w->credit_group != g) {
+      pay_group_credit(*w);
+      w->credit_group = g;
+    }
+    ++w->credit;
     return;
   }
   // I-TASK-1, I-TASK-2.
@@ -1087,6 +1117,7 @@ bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
     idle_rounds = 0;
     return true;
   }
+  pay_group_credit(w);  // I-TASK-7: the wait may be on a group this worker owes counts to
   if (++idle_rounds >= settings_.t.search_rounds &&
       !poll_window_open(w, w.join_poll_since_ns, ctr::counter::join_polls))
     return false;
@@ -1173,7 +1204,11 @@ void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
   }
   auto done = [g] { return g->shared.load(atomics::seq_cst) == 0; };
   std::int64_t idle_rounds = 0;
-  while (!done()) {
+  for (;;) {
+    // I-TASK-7: the completions this waiter ran itself count before it looks, or it would help
+    // with unrelated work, nested on its stack, until something made it pay.
+    if (w != nullptr && w->credit_group == g) pay_group_credit(*w);
+    if (done()) break;
     if (w != nullptr) {
       if (help_or_spin(*w, idle_rounds)) continue;
       w->awaiting.store(g, atomics::seq_cst);

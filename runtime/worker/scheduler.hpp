@@ -52,10 +52,11 @@ using parker_t = sync::parker<atomics, sync::native_futex>;
 struct worker;
 
 // The state behind rt::task_group, placement-constructed in its kTaskGroupStateSize buffer.
-// Pending tasks = local + shared (I-TASK-5). Until its first wait, the creating worker counts
-// the spawns and completions it does itself in `local`, with no atomic RMW, so a spawning
-// owner and a thief that runs its tasks do not bounce one cache line per task; everyone else,
-// and the owner after wait() folded `local` in, counts in `shared`.
+// Pending tasks = local + shared - the workers' credits on it (I-TASK-5, I-TASK-7). Until its
+// first wait, the creating worker counts the spawns and completions it does itself in `local`,
+// with no atomic RMW, so a spawning owner and a thief that runs its tasks do not bounce one
+// cache line per task; everyone else, and the owner after wait() folded `local` in, counts in
+// `shared`, a worker through its credit (worker::credit).
 struct task_group_state {
   // Line 0, read by every spawn and completion, written only at wait() and on a failure.
   scheduler* sched;
@@ -165,6 +166,11 @@ struct alignas(sync::kCacheLine) worker {
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   // Owner only (I-POOL-2). Last: the fields above keep the cache lines they had without it.
   memory::frame_pool::remote_batch remote_frees;
+  // Owner only (I-TASK-7): what this worker owes one task_group's `shared` count, reservations
+  // it took and has not spent on spawns plus completions it has not subtracted; the group is
+  // only dereferenced while credit > 0 (the count cannot reach zero before the credit is paid).
+  task_group_state* credit_group = nullptr;
+  std::int64_t credit = 0;
   std::thread thread;
 };
 
@@ -276,6 +282,8 @@ class scheduler {
   void notify_group_waiters(const task_group_state* g) noexcept;
   [[noreturn]] void throw_orphaned(const char* what) const;
   void group_count_spawn(task_group_state* g, worker* w) noexcept;
+  // I-TASK-7: pays the worker's credit back to its task_group's count (no-op without credit).
+  void pay_group_credit(worker& w) noexcept;
 
  public:
   // A per-thread identity for task_group's creator check.

@@ -144,6 +144,64 @@ TEST(TaskGroup, WaitFromAnOutsideThread) {
   g.wait();  // the exception was reported once
 }
 
+// I-TASK-7: a worker that ran a group's tasks owes the group their completions until it pays
+// them; it pays before it runs a task of another group. Here the one worker runs the group's
+// 100 tasks and then, with no gap in which it could find its queues empty, a task of another
+// group that spins until g.wait() has returned: unpaid, the wait would never return (the CTest
+// timeout fails the test).
+TEST(TaskGroup, WaitReturnsWhileTheWorkerThatRanItsTasksRunsAnotherGroups) {
+  rt::config c;
+  c.workers = 1;
+  rt::runtime r{c};
+  std::atomic<bool> open{false};
+  std::atomic<bool> released{false};
+  std::atomic<int> done{0};
+  auto gate = r.spawn([&open] {
+    while (!open.load()) std::this_thread::yield();
+  });
+  rt::task_group g{r};
+  rt::task_group h{r};
+  for (int i = 0; i < 100; ++i) g.spawn([&done] { done.fetch_add(1); });
+  h.spawn([&released] {
+    while (!released.load()) std::this_thread::yield();
+  });
+  open.store(true);  // the worker now takes g's tasks and then h's from its node queue
+  g.wait();
+  EXPECT_EQ(done.load(), 100);
+  released.store(true);
+  h.wait();
+  gate.join();
+}
+
+// I-TASK-7: a worker waiting on a group pays what it owes the group for the tasks it ran itself
+// before it looks at the count; otherwise, with its group finished, it would take unrelated
+// queued work, nest it on its stack and return only after it. One worker: the root's group
+// tasks are in its own deque, an outside task waits in the node queue behind them.
+TEST(TaskGroup, AWaiterReturnsWhenItsGroupIsDoneNotAfterUnrelatedWork) {
+  rt::config c;
+  c.workers = 1;
+  rt::runtime r{c};
+  std::atomic<bool> ready{false};
+  std::atomic<bool> queued{false};
+  std::atomic<bool> unrelated_ran{false};
+  auto root = r.spawn([&] {
+    rt::task_group g;
+    std::atomic<int> done{0};
+    for (int i = 0; i < 10; ++i) g.spawn([&done] { done.fetch_add(1); });
+    ready.store(true);
+    while (!queued.load()) std::this_thread::yield();
+    g.wait();
+    return std::make_pair(done.load(), unrelated_ran.load());
+  });
+  while (!ready.load()) std::this_thread::yield();
+  auto unrelated = r.spawn([&unrelated_ran] { unrelated_ran.store(true); });
+  queued.store(true);
+  const auto [done, ran_inside_wait] = root.join();
+  unrelated.join();
+  EXPECT_EQ(done, 10);
+  EXPECT_FALSE(ran_inside_wait);
+}
+
 TEST(ParallelFor, VisitsEveryIndexOnce) {
   rt::runtime r{two_workers()};
   const std::size_t n = 100000;
