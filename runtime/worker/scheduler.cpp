@@ -161,8 +161,7 @@ void scheduler::group_count_spawn(task_group_state* g, worker* w) noexcept {
 }
 
 // I-TASK-5 as for a completion: this RMW is the worker's last access to the group.
-void scheduler::pay_group_credit(worker& w) noexcept {
-  if (w.credit == 0) return;
+void scheduler::pay_group_credit_now(worker& w) noexcept {
   task_group_state* g = w.credit_group;
   const std::int64_t n = w.credit;
   w.credit = 0;
@@ -927,7 +926,7 @@ void scheduler::execute(worker* w, task* t) noexcept {
     const int pref = g->preferred_node.load(atomics::relaxed);
     if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
   }
-  if (w->credit != 0 && w->credit_group != t->members) pay_group_credit(*w);  // I-TASK-7
+  if (w->credit != 0 && w->credit_group != t->members) pay_group_credit_now(*w);  // I-TASK-7
   run_body(*w, t);
   w->counters.add(ctr::counter::tasks_run);  // the inline runs are added at flush (I-CTR-7)
   // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.

@@ -282,8 +282,12 @@ class scheduler {
   void notify_group_waiters(const task_group_state* g) noexcept;
   [[noreturn]] void throw_orphaned(const char* what) const;
   void group_count_spawn(task_group_state* g, worker* w) noexcept;
-  // I-TASK-7: pays the worker's credit back to its task_group's count (no-op without credit).
-  void pay_group_credit(worker& w) noexcept;
+  // I-TASK-7: pays the worker's credit back to its task_group's count (no-op without credit;
+  // inline, since most of its calls find none).
+  void pay_group_credit(worker& w) noexcept {
+    if (w.credit != 0) pay_group_credit_now(w);
+  }
+  void pay_group_credit_now(worker& w) noexcept;
 
  public:
   // A per-thread identity for task_group's creator check.
