@@ -348,17 +348,21 @@ class checker {
     if (find_attr(attrs, "nodeset") != nullptr && find_attr(attrs, "complete_nodeset") == nullptr) {
       return fail(xml_verdict::inconsistent, start, "<object> has a nodeset but no complete_nodeset");
     }
-    // An allowed_cpuset that shares no PU with a non-empty complete_cpuset: hwloc 2.9 restricts
-    // the topology to no PU and, with a nodeset, dies with SIGSEGV in hwloc_topology_load
-    // (found by tests/fuzz/topology_xml_fuzz.cpp). hwloc never writes one.
-    const std::string_view* allowed = find_attr(attrs, "allowed_cpuset");
-    const std::string_view* complete = find_attr(attrs, "complete_cpuset");
-    if (allowed != nullptr && complete != nullptr) {
-      const bitmap_words c = words_of(*complete);
-      if (!empty_bitmap(c) && !intersect(words_of(*allowed), c)) {
-        return fail(xml_verdict::inconsistent, start,
-                    "<object> allowed_cpuset=\"" + std::string(*allowed) + "\" shares no PU with complete_cpuset=\"" +
-                        std::string(*complete) + "\"");
+    // An allowed_cpuset that shares no PU with a non-empty cpuset or complete_cpuset: hwloc 2.9
+    // restricts the topology to no PU and, with a nodeset, dies with SIGSEGV in
+    // hwloc_topology_load ("Topology became empty"). Found by tests/fuzz/topology_xml_fuzz.cpp
+    // twice: against the complete_cpuset, then (an allowed set inside the complete one but
+    // outside the cpuset) against the cpuset. hwloc never writes one.
+    if (const std::string_view* allowed = find_attr(attrs, "allowed_cpuset")) {
+      for (const std::string_view set : {"complete_cpuset", "cpuset"}) {
+        const std::string_view* value = find_attr(attrs, set);
+        if (value == nullptr) continue;
+        const bitmap_words c = words_of(*value);
+        if (!empty_bitmap(c) && !intersect(words_of(*allowed), c)) {
+          return fail(xml_verdict::inconsistent, start,
+                      "<object> allowed_cpuset=\"" + std::string(*allowed) + "\" shares no PU with " + std::string(set) +
+                          "=\"" + std::string(*value) + "\"");
+        }
       }
     }
     if (names_pu_or_numa_node(*type)) {

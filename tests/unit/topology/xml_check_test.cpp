@@ -91,6 +91,22 @@ TEST(xml_check, an_allowed_cpuset_outside_the_complete_cpuset_is_refused) {
   EXPECT_EQ(check(doc("", far)).verdict, xml_verdict::inconsistent);
 }
 
+// The fuzzer's second find (tests/fuzz/regressions/topology_xml/allowed_cpuset_outside_cpuset_
+// inside_complete.xml): the allowed set overlaps the complete_cpuset but not the cpuset, which
+// is what hwloc keeps; hwloc 2.9 emptied the topology and crashed.
+TEST(xml_check, an_allowed_cpuset_outside_the_cpuset_is_refused) {
+  const std::string machine =
+      "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x0000000f\" complete_cpuset=\"0x0000005f\" "
+      "allowed_cpuset=\"0x000000f0\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000001\"/>";
+  const xml_check_result r = check(doc(" version=\"2.0\"", machine));
+  EXPECT_EQ(r.verdict, xml_verdict::inconsistent);
+  EXPECT_NE(r.detail.find("allowed_cpuset=\"0x000000f0\" shares no PU with cpuset=\"0x0000000f\""), std::string::npos)
+      << r.detail;
+  const std::string overlapping = "<object type=\"Machine\" cpuset=\"0x0000000f\" complete_cpuset=\"0x0000005f\" "
+                                  "allowed_cpuset=\"0x000000f1\"/>";
+  EXPECT_EQ(check(doc("", overlapping)).verdict, xml_verdict::ok);
+}
+
 TEST(xml_check, objects_hwloc_would_crash_on_or_misread) {
   EXPECT_EQ(check(doc("", "<object cpuset=\"0x1\" complete_cpuset=\"0x1\"/>")).verdict, xml_verdict::inconsistent);
   const xml_check_result no_complete = check(doc("", "<object type=\"PU\" cpuset=\"0x1\"/>"));
