@@ -719,19 +719,22 @@ void scheduler::submit(task* t) noexcept {
 void scheduler::place(worker* w, task* t) noexcept {
   int home = t->affinity != nullptr ? group_home(*t->affinity) : -1;
   // I-WAKE-7: a worker's own spawn (not a continuation) with nobody parked, whose home is the
-  // spawner or shares its LLC and node, can only end at busy_target = self: wake_affine takes
-  // the share-cache shortcut and no worker is idle for the scan to find.
+  // spawner or on its node, can only end on the spawner's deque: no worker is idle for
+  // select_idle_sibling to find, and a busy target on this node (self, or the home wake_affine
+  // may prefer) means the local push. A home sharing the LLC is counted as the affine move that
+  // the share-cache shortcut would make; elsewhere on the node no decision is counted.
   if (w != nullptr && (t->flags & kFrameContinuation) == 0 && !idle_.anyone_parked()) {
     const bool own = home < 0 || home == w->id;
-    if (own || (settings_.f.WA_SHARE_CACHE && layout_.share_llc(home, w->id) && layout_.node_of(home) == w->node)) {
-      if (!own) {
+    if (own || layout_.node_of(home) == w->node) {
+      const bool shortcut = !own && settings_.f.WA_SHARE_CACHE && layout_.share_llc(home, w->id);
+      if (shortcut) {
         w->counters.add(ctr::counter::affine_attempts);
         w->counters.add(ctr::counter::affine_moves);
       }
       push_local(*w, t);
       if (w->trace != nullptr) [[unlikely]]
         trace::spawn(*w->trace, trace_id(t), trace_id(t->affinity), own ? w->id : home, w->id,
-                     own ? trace::wake_affine::none : trace::wake_affine::affine, trace::wake_path::local, 0);
+                     shortcut ? trace::wake_affine::affine : trace::wake_affine::none, trace::wake_path::local, 0);
       return;
     }
   }

@@ -88,6 +88,48 @@ TEST(WakePath, NoIdleWorkerMeansTheTaskStaysOnTheSpawnersDeque) {
       << "an outside spawn with every worker busy must queue, not hand off";
 }
 
+// I-WAKE-7 beyond the LLC: with nobody parked, a spawn into a group whose home is busy in
+// another LLC of the spawner's node stays on the spawner's deque without select_worker (no
+// idle scan): nothing is idle to hand it to, and a busy target on this node means the local
+// push. Two LLCs of one core each; both workers busy while 100 group tasks are spawned.
+TEST(WakePath, WithNobodyParkedAGroupSpawnHomedInAnotherLlcStaysLocal) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:1 l3:2 core:1 pu:1");
+  rt::runtime r{c};
+  ASSERT_EQ(r.workers(), 2);
+  rt::group g{r, "elsewhere"};
+  const int home = r.spawn(g, [] { return rt::runtime::current_worker(); }).join();  // the group's home
+  ASSERT_GE(home, 0);
+  const std::uint64_t scans_before = r.stats().total("idle_scans");
+  std::atomic<int> started{0};
+  std::atomic<bool> release{false};
+  std::vector<std::atomic<int>> ran(100);
+  for (auto& x : ran) x.store(-1);
+  std::atomic<int> spawner{-1};
+  auto body = [&] {
+    const int me = rt::runtime::current_worker();
+    started.fetch_add(1);
+    while (started.load() < 2) std::this_thread::yield();  // both busy: nobody parked
+    if (me == home) {
+      while (!release.load()) std::this_thread::yield();
+      return;
+    }
+    spawner.store(me);
+    std::vector<rt::join_handle<void>> hs;
+    for (int i = 0; i < 100; ++i) hs.push_back(rt::spawn(g, [&ran, i] { ran[i].store(rt::runtime::current_worker()); }));
+    for (auto& h : hs) h.join();
+    release.store(true);
+  };
+  auto a = r.spawn(body);
+  auto b = r.spawn(body);
+  a.join();
+  b.join();
+  ASSERT_GE(spawner.load(), 0);
+  ASSERT_NE(spawner.load(), home);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(ran[i].load(), spawner.load()) << "task " << i;
+  EXPECT_EQ(r.stats().total("idle_scans"), scans_before) << "no spawn should have scanned for an idle worker";
+}
+
 TEST(WakePath, ContinuationSpawnsRunToTheEnd) {
   rt::runtime r{one_llc_two_cores()};
   std::atomic<int> steps{0};
