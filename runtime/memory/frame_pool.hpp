@@ -130,18 +130,22 @@ class frame_pool {
   // then skips the allocator, whose aligned path is about 200 cycles of cache misses after an
   // idle pause. Frames of `standard_bytes`, any size class the caller fixes, from allocate().
   static void* take_standard(std::size_t standard_bytes) noexcept {
-    void* p = standard_slot().frame;
+    standard_slot_t& s = standard_slot();
+    void* p = s.frame;
     if (p == nullptr) return allocate(standard_bytes);
-    standard_slot().frame = nullptr;
+    s.frame = nullptr;
     return p;
   }
   // Keeps a frame of take_standard() for this thread's next one, else frees it.
   static void release_standard(void* p) noexcept {
     standard_slot_t& s = standard_slot();
-    if (s.frame == nullptr)
-      s.frame = p;
-    else
+    if (s.frame != nullptr || s.closed) {
       std::free(p);
+      return;
+    }
+    static thread_local standard_slot_guard guard;  // from the first frame kept: frees it at exit
+    static_cast<void>(guard);
+    s.frame = p;
   }
   // Frees a frame from allocate(), allocate_local() or any pool: node-arena memory goes back to
   // its arena (I-MEM-5), anything else to the process allocator. Out of line: it needs the
@@ -161,15 +165,29 @@ class frame_pool {
       last->next = head;
     } while (!remote_.compare_exchange_weak(head, first, sync::native::release, sync::native::relaxed));
   }
-  // One frame per thread, freed when the thread exits.
+  // One frame per thread. The slot has no destructor, so that a frame released by a thread's
+  // later-destroyed thread_local (a join handle, say) still finds it: a guard, built when the
+  // first frame is kept, frees the kept frame at thread exit and closes the slot, after which
+  // frames go straight back to the allocator.
   struct standard_slot_t {
-    void* frame = nullptr;
-    ~standard_slot_t() { std::free(frame); }
+    void* frame;
+    bool closed;
   };
   static standard_slot_t& standard_slot() noexcept {
-    thread_local standard_slot_t slot;
+    static constinit thread_local standard_slot_t slot{nullptr, false};
     return slot;
   }
+  struct standard_slot_guard {
+    standard_slot_guard() = default;
+    standard_slot_guard(const standard_slot_guard&) = delete;
+    standard_slot_guard& operator=(const standard_slot_guard&) = delete;
+    ~standard_slot_guard() {
+      standard_slot_t& s = standard_slot();
+      std::free(s.frame);
+      s.frame = nullptr;
+      s.closed = true;
+    }
+  };
   static std::size_t round_up(std::size_t b) noexcept { return (b + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
 
   const std::size_t frame_bytes_;

@@ -141,14 +141,16 @@ void scheduler::group_init(task_group_state* g) {
   ::new (g) task_group_state{this, w, thread_key(), false, {false}, {false}, nullptr, 0, {0}};
 }
 
-// I-TASK-7: a worker spends its credit on the group if it has some, else pays any credit on
-// another group and reserves task_group_reserve counts at once (relaxed, as one count was: the
-// reservation precedes every push that spends it, and so every completion that repays it).
+// I-TASK-7: a task of the group spawning into it spends the worker's credit on the group if
+// it has some, else pays any credit on another group and reserves task_group_reserve counts at
+// once (relaxed, as one count was: the reservation precedes every push that spends it, and so
+// every completion that repays it). Any other spawner counts one: a reservation held by a task
+// outside the group could outlive the group's last task for as long as that task runs.
 void scheduler::group_count_spawn(task_group_state* g, worker* w) noexcept {
-  if (w == nullptr) {
-    g->shared.fetch_add(1, atomics::relaxed);
-  } else if (w == g->owner && !g->folded) {
+  if (w != nullptr && w == g->owner && !g->folded) {
     ++g->local;
+  } else if (w == nullptr || w->running_members != g) {
+    g->shared.fetch_add(1, atomics::relaxed);
   } else if (w->credit_group == g && w->credit > 0) {
     --w->credit;
   } else {
@@ -929,7 +931,6 @@ void scheduler::execute(worker* w, task* t) noexcept {
     const int pref = g->preferred_node.load(atomics::relaxed);
     if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
   }
-  if (w->credit != 0 && w->credit_group != t->members) pay_group_credit_now(*w);  // I-TASK-7
   run_body(*w, t);
   w->counters.add(ctr::counter::tasks_run);  // the inline runs are added at flush (I-CTR-7)
   // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.
@@ -941,6 +942,10 @@ void scheduler::execute(worker* w, task* t) noexcept {
 // The one place a worker runs a task's closure, whoever took the task (the worker loop, a
 // helping joiner, or a joiner running its own task inline, I-TASK-3).
 void scheduler::run_body(worker& w, task* t) noexcept {
+  // I-TASK-7: the task's code may run for ever or block: only credit on its own group may stay.
+  if (w.credit != 0 && w.credit_group != t->members) pay_group_credit_now(w);
+  task_group_state* const outer_members = w.running_members;
+  w.running_members = t->members;
   ++w.depth;
   if (w.trace != nullptr) [[unlikely]]
     trace_start(w, t);
@@ -954,6 +959,7 @@ void scheduler::run_body(worker& w, task* t) noexcept {
   if (w.trace != nullptr) [[unlikely]]
     trace::task_end(*w.trace, trace_id(t), trace_id(t->affinity));
   --w.depth;
+  w.running_members = outer_members;
 }
 
 // The group's node for the locality summary: its preferred node, else its home's, else -1.
@@ -1165,7 +1171,10 @@ void scheduler::wait(task* t) {
     std::int64_t idle_rounds = 0;
     for (;;) {
       std::uint32_t s = t->state.load(atomics::acquire);  // I-TASK-1
-      if ((s & kTaskDone) != 0) return;
+      if ((s & kTaskDone) != 0) {
+        settle_group_credit(*w);  // I-TASK-7
+        return;
+      }
       task* x = w->dq.pop();
       if (x == t) {
         // I-TASK-3: the joiner took its own task back: nobody else can see it any more.
@@ -1239,6 +1248,7 @@ void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
       outside_waiter_count_.fetch_sub(1, atomics::seq_cst);
     }
   }
+  if (w != nullptr) settle_group_credit(*w);  // I-TASK-7
   g->folded = false;  // the group may be reused: local counting resumes
 }
 

@@ -72,9 +72,9 @@ struct task_group_state {
   // `shared` on every completion, and everyone reads line 0. Sharing a line with either made
   // the spawner and the thief bounce it once per task (bench/numart_bench_core empty_spawn_1M).
   alignas(sync::kCacheLine) std::int64_t local;  // owner thread only
-  // Incremented (relaxed: the push publishes the task) by spawns, decremented (seq_cst) by
-  // completions; the completion that brings it to zero notifies waiters by address, never
-  // touching the group again (I-TASK-5).
+  // Incremented (relaxed: the push publishes the task) by spawns and reservations, decremented
+  // (seq_cst) by workers paying their credit (I-TASK-7); the payment that brings it to zero
+  // notifies waiters by address, never touching the group again (I-TASK-5).
   alignas(sync::kCacheLine) atomics::atomic<std::int64_t> shared;
 };
 
@@ -169,8 +169,10 @@ struct alignas(sync::kCacheLine) worker {
   // Owner only (I-TASK-7): what this worker owes one task_group's `shared` count, reservations
   // it took and has not spent on spawns plus completions it has not subtracted; the group is
   // only dereferenced while credit > 0 (the count cannot reach zero before the credit is paid).
+  // While a task's code runs here the credit is on that task's group or nothing.
   task_group_state* credit_group = nullptr;
   std::int64_t credit = 0;
+  task_group_state* running_members = nullptr;  // the task_group of the innermost task running here
   std::thread thread;
 };
 
@@ -288,6 +290,11 @@ class scheduler {
     if (w.credit != 0) pay_group_credit_now(w);
   }
   void pay_group_credit_now(worker& w) noexcept;
+  // I-TASK-7: before a join or wait returns to the task that called it, credit it took while
+  // helping (on another group than that task's) is paid.
+  void settle_group_credit(worker& w) noexcept {
+    if (w.credit != 0 && w.credit_group != w.running_members) pay_group_credit_now(w);
+  }
 
  public:
   // A per-thread identity for task_group's creator check.

@@ -397,4 +397,29 @@ TEST(FramePool, AThreadWithoutAPoolKeepsTheLastStandardFrameItFreed) {
   }).join();
 }
 
+// I-POOL-3 at thread exit: a thread_local built before the slot's guard is destroyed after it,
+// and a frame it releases then goes to the allocator (the slot is closed), not into a slot
+// whose guard already ran. Under the sanitizer builds a frame freed twice, or one left behind,
+// fails this test.
+TEST(FramePool, AFrameReleasedAfterTheSlotClosedGoesToTheAllocator) {
+  std::thread([] {
+    struct late_release {
+      void* frame = nullptr;
+      late_release() = default;
+      late_release(const late_release&) = delete;
+      late_release& operator=(const late_release&) = delete;
+      ~late_release() {
+        if (frame != nullptr) rt::memory::frame_pool::release_standard(frame);
+      }
+    };
+    thread_local late_release late;  // built first: destroyed after the slot's guard
+    void* kept = rt::memory::frame_pool::take_standard(256);
+    rt::memory::frame_pool::release_standard(kept);  // builds the guard, keeps the frame
+    late.frame = rt::memory::frame_pool::take_standard(256);
+    EXPECT_EQ(late.frame, kept);
+    late.frame = rt::memory::frame_pool::take_standard(256);  // a second frame, held to the end
+    rt::memory::frame_pool::release_standard(kept);
+  }).join();
+}
+
 }  // namespace

@@ -202,6 +202,66 @@ TEST(TaskGroup, AWaiterReturnsWhenItsGroupIsDoneNotAfterUnrelatedWork) {
   EXPECT_FALSE(ran_inside_wait);
 }
 
+// I-TASK-7: a task outside a group that spawns into it takes no reservation: one held for as
+// long as that task runs would keep the group from finishing. Here the spawning task waits for
+// the group's wait to return (found in review: it hung with a reservation of 32).
+TEST(TaskGroup, ASpawnFromATaskOutsideTheGroupHoldsNoCountsBack) {
+  rt::runtime r{two_workers()};
+  rt::task_group h{r};
+  std::atomic<bool> spawned{false};
+  std::atomic<bool> go{false};
+  std::atomic<int> done{0};
+  auto x = r.spawn([&] {
+    h.spawn([&done] { done.fetch_add(1); });
+    spawned.store(true);
+    while (!go.load()) std::this_thread::yield();
+  });
+  while (!spawned.load()) std::this_thread::yield();
+  h.wait();  // the other worker runs h's task
+  EXPECT_EQ(done.load(), 1);
+  go.store(true);
+  x.join();
+}
+
+// I-TASK-7: credit a worker takes while it helps inside a wait, on another group than the
+// waiting task's, is paid before the wait returns to that task. X waits on g, whose one task
+// runs on the other worker until h's task has started; X's worker helps by running h's task
+// (queued from outside), which returns 20 ms after g's task ended, so that g is finished when
+// X's worker looks again (the sleep orders the steps; nothing is timed). X then spins until
+// h.wait() has returned: with h's credit unpaid it would never return.
+TEST(TaskGroup, CreditTakenWhileHelpingIsPaidBeforeTheWaitReturns) {
+  rt::runtime r{two_workers()};
+  rt::task_group h{r};
+  std::atomic<bool> g_task_started{false};
+  std::atomic<bool> g_task_done{false};
+  std::atomic<bool> h_queued{false};
+  std::atomic<bool> h_ran{false};
+  std::atomic<bool> go{false};
+  auto x = r.spawn([&] {
+    rt::task_group g;
+    g.spawn([&] {
+      g_task_started.store(true);
+      while (!h_ran.load()) std::this_thread::yield();
+      g_task_done.store(true);
+    });
+    while (!g_task_started.load()) std::this_thread::yield();  // the other worker took it
+    while (!h_queued.load()) std::this_thread::yield();
+    g.wait();  // helps: runs h's task from the node queue
+    while (!go.load()) std::this_thread::yield();
+  });
+  while (!g_task_started.load()) std::this_thread::yield();
+  h.spawn([&] {
+    h_ran.store(true);
+    while (!g_task_done.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  h_queued.store(true);
+  h.wait();
+  EXPECT_TRUE(h_ran.load());
+  go.store(true);
+  x.join();
+}
+
 TEST(ParallelFor, VisitsEveryIndexOnce) {
   rt::runtime r{two_workers()};
   const std::size_t n = 100000;
