@@ -1216,9 +1216,12 @@ void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
   auto done = [g] { return g->shared.load(atomics::seq_cst) == 0; };
   std::int64_t idle_rounds = 0;
   for (;;) {
-    // I-TASK-7: the completions this waiter ran itself count before it looks, or it would help
-    // with unrelated work, nested on its stack, until something made it pay.
-    if (w != nullptr && w->credit_group == g) pay_group_credit(*w);
+    // I-TASK-7: when the count is all this waiter's own credit (completions it ran while
+    // helping), the group is done: it pays and returns, instead of helping with unrelated work,
+    // nested on its stack, until something made it pay. Otherwise it keeps the credit: one
+    // payment per wait, not one per task it helps with.
+    if (w != nullptr && w->credit != 0 && w->credit_group == g && g->shared.load(atomics::seq_cst) == w->credit)
+      pay_group_credit_now(*w);
     if (done()) break;
     if (w != nullptr) {
       if (help_or_spin(*w, idle_rounds)) continue;
