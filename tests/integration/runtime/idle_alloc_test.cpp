@@ -70,16 +70,21 @@ std::uint64_t thread_allocated_bytes() {
   return v;
 }
 
+// Whether jemalloc counts this thread's allocations: sanitizer builds interpose malloc, and
+// jemalloc then allocates nothing and counts nothing.
+bool jemalloc_counts() {
+  static void* volatile probe = nullptr;  // volatile: the malloc/free pair must not be elided
+  const std::uint64_t before = thread_allocated_bytes();
+  probe = std::malloc(4096);
+  const bool counts = thread_allocated_bytes() > before;
+  std::free(probe);
+  return counts;
+}
+
 // Closures of up to 48 bytes live inline in pooled frames: once the pool is warm, spawning and
 // joining allocates nothing on the spawning worker (jemalloc's per-thread byte counter).
 TEST(Allocation, SmallClosuresDoNotAllocate) {
-  // Sanitizer builds interpose malloc: jemalloc then allocates nothing and counts nothing.
-  static void* volatile probe = nullptr;  // volatile: the malloc/free pair must not be elided
-  const std::uint64_t probe_before = thread_allocated_bytes();
-  probe = std::malloc(4096);
-  const bool jemalloc_counts = thread_allocated_bytes() > probe_before;
-  std::free(probe);
-  if (!jemalloc_counts) GTEST_SKIP() << "the process allocator is not jemalloc (sanitizer build)";
+  if (!jemalloc_counts()) GTEST_SKIP() << "the process allocator is not jemalloc (sanitizer build)";
   rt::config c;
   c.workers = 1;
   rt::runtime r{c};
@@ -114,12 +119,7 @@ TEST(Allocation, SmallClosuresDoNotAllocate) {
 // joined handle's frame is freed by its joiner (join() returns after the task is done), so a
 // spawn-and-join loop from outside allocates at most one frame, its first.
 TEST(Allocation, AnOutsideThreadsSpawnJoinLoopReusesItsFrame) {
-  static void* volatile probe = nullptr;  // volatile: the malloc/free pair must not be elided
-  const std::uint64_t probe_before = thread_allocated_bytes();
-  probe = std::malloc(4096);
-  const bool jemalloc_counts = thread_allocated_bytes() > probe_before;
-  std::free(probe);
-  if (!jemalloc_counts) GTEST_SKIP() << "the process allocator is not jemalloc (sanitizer build)";
+  if (!jemalloc_counts()) GTEST_SKIP() << "the process allocator is not jemalloc (sanitizer build)";
   rt::config c;
   c.workers = 1;
   rt::runtime r{c};
