@@ -60,6 +60,12 @@ bool is_handler(const struct sigaction& sa) noexcept {
 
 void on_segv(int sig, siginfo_t* info, void* uctx);
 
+// Whether two dispositions deliver a signal to the same place the same way.
+bool same_action(const struct sigaction& a, const struct sigaction& b) noexcept {
+  if ((a.sa_flags & SA_SIGINFO) != (b.sa_flags & SA_SIGINFO)) return false;
+  return (a.sa_flags & SA_SIGINFO) != 0 ? a.sa_sigaction == b.sa_sigaction : a.sa_handler == b.sa_handler;
+}
+
 bool is_ours(const struct sigaction& sa) noexcept {
   return (sa.sa_flags & SA_SIGINFO) != 0 && sa.sa_sigaction == &on_segv;
 }
@@ -193,6 +199,19 @@ const chain* make_chain(const struct sigaction& below, const struct sigaction* a
   return c;
 }
 
+// I-SAMPLE-11: the disposition our sigaction() replaced is the one the chain must lead to.
+// Another installer (the stack guard at the first worker's start) may have set its handler
+// between our look and our install, after reading ours as absent: it would then be lost from
+// both chains and an overflow would die without its report. Under g_install_mu; the
+// swap's `replaced` is exact, so a changed disposition becomes `above` (a handler) or
+// `below` (SIG_DFL/SIG_IGN) of a new chain.
+void adopt_replaced(const struct sigaction& found, const struct sigaction& replaced) noexcept {
+  if (same_action(found, replaced) || is_ours(replaced)) return;
+  const chain* cur = g_chain.load(native::relaxed);
+  const chain* next = is_handler(replaced) ? make_chain(cur->below, &replaced, cur) : make_chain(replaced, nullptr, cur);
+  if (next != nullptr) g_chain.store(next, native::release);
+}
+
 }  // namespace
 
 void install_fault_handler() noexcept {
@@ -209,8 +228,10 @@ void install_fault_handler() noexcept {
     const chain* next = is_handler(found) ? make_chain(cur->below, &found, cur) : make_chain(found, nullptr, cur);
     if (next == nullptr) return;  // out of memory: leave the chain as it is
     const struct sigaction ours = our_action();
-    ::sigaction(SIGSEGV, &ours, nullptr);
+    struct sigaction replaced {};
+    ::sigaction(SIGSEGV, &ours, &replaced);
     g_chain.store(next, native::release);
+    adopt_replaced(found, replaced);
     return;
   }
   // First install: publish the chain before the handler can run.
@@ -218,8 +239,10 @@ void install_fault_handler() noexcept {
   RT_ASSERT(first != nullptr, "I-SAMPLE-11", "out of memory installing the NUMA fault handler");
   g_chain.store(first, native::release);
   const struct sigaction ours = our_action();
-  const int rc = ::sigaction(SIGSEGV, &ours, nullptr);
+  struct sigaction replaced {};
+  const int rc = ::sigaction(SIGSEGV, &ours, &replaced);
   RT_ASSERT(rc == 0, "I-SAMPLE-11", "sigaction(SIGSEGV) refused the NUMA fault handler");
+  adopt_replaced(found, replaced);
 }
 
 void keep_fault_handler_first() noexcept {
