@@ -30,6 +30,9 @@ void numa_free(void* p) noexcept;
 
 // The node the runtime placed `p` on: the node of its arena (virtual tag or host binding, as
 // last migrated by the balancer), or node_id{} (-1) for memory numa_alloc did not give.
+// Lock-free, and cheap after a thread's first call, which claims a reader slot for the thread
+// (docs/design/sampling.md I-SAMPLE-15) and registers its release at thread exit: make that
+// first call outside a signal handler.
 node_id node_of(const void* p) noexcept;
 // The logical node of the calling worker, or node_id{} on a thread that is not a worker.
 node_id current_node() noexcept;

@@ -15,6 +15,7 @@
 #include "core/assert.hpp"
 #include "numa/context.hpp"
 #include "numa/fault_sampler.hpp"
+#include "sync/asym_fence.hpp"
 
 namespace rt::numa {
 
@@ -76,17 +77,105 @@ constinit thread_local std::uint32_t tls_stripe __attribute__((tls_model("initia
 // Written by writers under g_write_mu, read relaxed by handlers (I-SAMPLE-10).
 constinit native::atomic<std::uint64_t> g_generation{0};
 
+// I-SAMPLE-15: reader slots a thread owns alone, so that its sections count with plain loads
+// and stores (no locked instruction) and the writer's membarrier supplies the reader's fence.
+// taken: CAS 0 -> 1 by the claiming thread, stored 0 (release) by its exit guard, with both
+// counters at zero. n[e]: written by the owner only (and its own signal handlers, which finish
+// before the interrupted code resumes), read by the writer waiting out a grace period.
+constexpr std::uint32_t kOwnedReaders = 256;
+struct alignas(sync::kCacheLine) owned_reader {
+  native::atomic<std::uint32_t> taken{0};
+  native::atomic<std::uint64_t> n[2] = {0, 0};
+};
+constinit owned_reader g_owned[kOwnedReaders];
+// This thread's owned slot + 1; 0: not claimed yet; kNoOwnedSlot: none (every slot taken,
+// no membarrier, or the thread is exiting). Initial-exec: read by handlers.
+constexpr std::uint32_t kNoOwnedSlot = ~std::uint32_t{0};
+constinit thread_local std::uint32_t tls_owned __attribute__((tls_model("initial-exec"))) = 0;
+
 std::uint32_t my_stripe() noexcept {
   if (tls_stripe == 0) tls_stripe = (g_next_stripe.fetch_add(1, native::relaxed) & (kReaderStripes - 1)) + 1;
   return tls_stripe - 1;
 }
 
+// Gives the thread's owned slot back when the thread exits. Built on the claiming thread,
+// outside any handler (claim_owned_slot is called from page_node only).
+struct owned_slot_guard {
+  owned_slot_guard() = default;
+  owned_slot_guard(const owned_slot_guard&) = delete;
+  owned_slot_guard& operator=(const owned_slot_guard&) = delete;
+  ~owned_slot_guard() {
+    const std::uint32_t k = tls_owned;
+    tls_owned = kNoOwnedSlot;  // later sections of this thread (other destructors) use stripes
+    if (k != 0 && k != kNoOwnedSlot) g_owned[k - 1].taken.store(0, native::release);
+  }
+};
+
+// I-SAMPLE-15: the calling thread's first page_node claims a free owned slot when membarrier
+// is available; not async-signal-safe (it registers the exit guard), so handlers and
+// note_access only use a slot their thread already owns.
+void claim_owned_slot() noexcept {
+  tls_owned = kNoOwnedSlot;
+  if (!sync::asym_fence::available()) return;
+  for (std::uint32_t k = 0; k < kOwnedReaders; ++k) {
+    std::uint32_t free = 0;
+    if (g_owned[k].taken.load(native::relaxed) == 0 &&
+        g_owned[k].taken.compare_exchange_strong(free, 1, native::acquire, native::relaxed)) {
+      static thread_local owned_slot_guard guard;
+      tls_owned = k + 1;
+      (void)guard;
+      return;
+    }
+  }
+}
+
 // A reader's critical section (I-SAMPLE-3): between its constructor and destructor the
-// snapshot it loaded, and every region in it, stay allocated. Async-signal-safe (lock-free
-// RMWs only), and nestable (a handler interrupting a note_access on the same thread).
+// snapshot it loaded, and every region in it, stay allocated. Async-signal-safe (plain stores
+// on an owned slot, or lock-free RMWs on a stripe), and nestable (a handler interrupting a
+// note_access on the same thread).
 class read_section {
  public:
-  read_section() noexcept : k_(my_stripe()) {
+  read_section() noexcept {
+    const std::uint32_t owned = tls_owned;
+    if (owned != 0 && owned != kNoOwnedSlot) {
+      enter_owned(g_owned[owned - 1]);
+    } else {
+      enter_stripe();
+    }
+  }
+  ~read_section() {
+    if (slot_ != nullptr) {
+      native::atomic<std::uint64_t>& n = slot_->n[e_];
+      n.store(n.load(native::relaxed) - 1, native::release);  // after every use of the snapshot
+    } else {
+      g_readers[e_][k_].n.fetch_sub(1, native::seq_cst);
+    }
+  }
+  read_section(const read_section&) = delete;
+  read_section& operator=(const read_section&) = delete;
+  const snapshot* get() const noexcept { return snap_; }
+
+ private:
+  // I-SAMPLE-15: the count is a plain store, kept before the epoch re-check by a compiler
+  // barrier only; publish()'s membarrier orders it against the writer (the asymmetric fence of
+  // I-PARK-7). The re-check is acquire: a reader that sees the new epoch sees the new snapshot.
+  void enter_owned(owned_reader& s) noexcept {
+    slot_ = &s;
+    for (;;) {
+      e_ = g_epoch.load(native::relaxed) & 1u;
+      native::atomic<std::uint64_t>& n = s.n[e_];
+      n.store(n.load(native::relaxed) + 1, native::relaxed);
+      sync::asym_fence::light();
+      if ((g_epoch.load(native::acquire) & 1u) == e_) break;
+      // A writer flipped meanwhile. Release, like the end of a section: this store may be the
+      // one the writer reads zero from, after an earlier section of this thread (C++20 release
+      // sequences no longer include the thread's later plain stores).
+      n.store(n.load(native::relaxed) - 1, native::release);
+    }
+    snap_ = g_snap.load(native::acquire);
+  }
+  void enter_stripe() noexcept {
+    k_ = my_stripe();
     for (;;) {
       e_ = g_epoch.load(native::seq_cst) & 1u;
       g_readers[e_][k_].n.fetch_add(1, native::seq_cst);
@@ -95,13 +184,9 @@ class read_section {
     }
     snap_ = g_snap.load(native::seq_cst);
   }
-  ~read_section() { g_readers[e_][k_].n.fetch_sub(1, native::seq_cst); }
-  read_section(const read_section&) = delete;
-  read_section& operator=(const read_section&) = delete;
-  const snapshot* get() const noexcept { return snap_; }
 
- private:
-  std::uint32_t k_;
+  owned_reader* slot_ = nullptr;
+  std::uint32_t k_ = 0;
   std::uint32_t e_ = 0;
   const snapshot* snap_ = nullptr;
 };
@@ -119,6 +204,14 @@ void publish(std::unique_ptr<snapshot> next, std::vector<std::unique_ptr<region_
   // sleeping, is enough.
   for (const reader_count& c : g_readers[e & 1u])
     while (c.n.load(native::seq_cst) != 0) std::this_thread::yield();
+  // I-SAMPLE-15: every running thread executes a full barrier: an owned reader's count stored
+  // before it is visible to the loads below; one stored after it is followed by a re-check
+  // that sees the new epoch. Slots are handed out only when membarrier is available.
+  if (sync::asym_fence::available()) {
+    sync::asym_fence::heavy();
+    for (const owned_reader& s : g_owned)
+      while (s.n[e & 1u].load(native::acquire) != 0) std::this_thread::yield();
+  }
   delete old;
   gone.clear();
 }
@@ -408,6 +501,8 @@ access_result note_access(const void* p) noexcept {
 }
 
 std::optional<int> page_node(const void* p) noexcept {
+  if (tls_owned == 0) [[unlikely]]
+    claim_owned_slot();
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   const read_section rs;
   const region_state* r = find(rs.get(), addr);
@@ -456,6 +551,8 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
 }
 
 std::uint64_t snapshot_generation() noexcept { return g_generation.load(native::relaxed); }
+
+bool owns_reader_slot() noexcept { return tls_owned != 0 && tls_owned != kNoOwnedSlot; }
 
 }  // namespace detail
 

@@ -1,10 +1,15 @@
 // The region registry: argument checks, overlap, removal, page nodes, explicit samples.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "numa/regions.hpp"
+#include "sync/asym_fence.hpp"
 #include "sampling_support.hpp"
 
 namespace {
@@ -132,6 +137,72 @@ TEST(Registry, ExplicitSamplesNameTheirBlock) {
   EXPECT_EQ(got[1].page, reinterpret_cast<std::uintptr_t>(m.page_at(4)));
   EXPECT_EQ(got[1].pages, 1u);  // the last block, clipped
   EXPECT_EQ(got[1].mem_node, 4);
+}
+
+// I-SAMPLE-15: a thread's first page_node claims a reader slot of its own, and the thread
+// gives it back as it exits: more threads than slots, one after the other, each get one.
+TEST(Registry, EachThreadOwnsAReaderSlotAfterItsFirstPageNodeAndGivesItBackAtExit) {
+  if (!rt::sync::asym_fence::available()) GTEST_SKIP() << "no membarrier: every reader uses a stripe";
+  mapping m(1);
+  region_registry reg(sampling_mode::explicit_only);
+  reg.add(&key_a, m.data(), page(), 3);
+  constexpr int kThreads = 600;  // over twice the slots
+  int owned = 0, right = 0;
+  for (int i = 0; i < kThreads; ++i) {
+    bool before = true, after = false, node_ok = false;
+    std::thread t([&] {
+      before = rt::numa::detail::owns_reader_slot();
+      node_ok = page_node(m.data()) == 3;
+      after = rt::numa::detail::owns_reader_slot();
+    });
+    t.join();
+    owned += !before && after ? 1 : 0;
+    right += node_ok ? 1 : 0;
+  }
+  EXPECT_EQ(owned, kThreads);
+  EXPECT_EQ(right, kThreads);
+}
+
+// I-SAMPLE-3 with I-SAMPLE-15: readers on their own slots never see a region that a writer
+// removed and freed. A reader sees the churned region's node or no region, never another
+// value (under ASan, a read of a freed node array is reported).
+TEST(Registry, ReadersOnTheirOwnSlotsSeeAChurnedRegionWholeOrNotAtAll) {
+  mapping m(4);
+  region_registry reg(sampling_mode::explicit_only);
+  reg.add(&key_a, m.data(), page(), 1);  // stable
+  const bool slots = rt::sync::asym_fence::available();  // else (TSan) every reader uses a stripe
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0}, owners{0}, started{0};
+  std::atomic<long> seen{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r)
+    readers.emplace_back([&] {
+      long here = 0;
+      if (page_node(m.data()) != 1) wrong.fetch_add(1);
+      owners.fetch_add(rt::numa::detail::owns_reader_slot() ? 1 : 0);
+      started.fetch_add(1);
+      while (!done.load(std::memory_order_relaxed)) {
+        const std::optional<int> n2 = page_node(m.page_at(2) + 8);
+        const std::optional<int> n3 = page_node(m.page_at(3));
+        if (n2.has_value() && *n2 != 5) wrong.fetch_add(1);
+        if (n3.has_value() && *n3 != 5 && *n3 != 6) wrong.fetch_add(1);
+        here += (n2.has_value() ? 1 : 0) + (n3.has_value() ? 1 : 0);
+      }
+      seen.fetch_add(here);
+    });
+  // The churn starts once every reader is past its first section: it races sections, not start-up.
+  while (started.load() != 3) std::this_thread::yield();
+  for (int i = 0; i < 400; ++i) {
+    reg.add(&key_b, m.page_at(2), 2 * page(), 5);
+    reg.set_node(m.page_at(3), 1, 6);
+    reg.remove(&key_b, m.page_at(2));
+  }
+  done.store(true);
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(owners.load(), slots ? 3 : 0);
+  EXPECT_GT(seen.load(), 0) << "no reader ever saw the churned region: the race was not exercised";
+  EXPECT_EQ(page_node(m.page_at(2)), std::nullopt);
 }
 
 TEST(Registry, EnterSamplingRejectsANullRingAndABadNode) {
