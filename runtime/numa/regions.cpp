@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -31,6 +32,7 @@ struct region_state {
   std::uintptr_t lo;     // page-aligned bounds, [lo, hi)
   std::uintptr_t hi;
   std::size_t page;
+  unsigned page_shift;  // log2(page): a lookup's page index is a shift, not a 64-bit division
   std::size_t pages;
   std::size_t block;  // pages per sampling block, from the owner (I-SAMPLE-13)
   // Per page. node: written by add() and set_node() (relaxed), read by handlers and
@@ -230,6 +232,9 @@ const region_state* find(const snapshot* s, std::uintptr_t addr) noexcept {
   return r != nullptr && r->lo <= addr ? r : nullptr;
 }
 
+// The index in `r` of the page holding addr (addr in r).
+std::size_t page_index(const region_state& r, std::uintptr_t addr) noexcept { return (addr - r.lo) >> r.page_shift; }
+
 std::string hex(std::uintptr_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -336,6 +341,7 @@ void region_registry::add(const void* key, void* p, std::size_t bytes, int node)
   r->lo = start & ~(page_ - 1);
   r->hi = (start + bytes + page_ - 1) & ~(page_ - 1);
   r->page = page_;
+  r->page_shift = static_cast<unsigned>(std::countr_zero(page_));
   r->pages = (r->hi - r->lo) / page_;
   r->block = block_;
   r->node = std::make_unique<sync::native::atomic<std::int16_t>[]>(r->pages);
@@ -467,7 +473,7 @@ bool region_registry::set_node(const void* p, std::size_t pages, int node) {
   const read_section rs;
   const region_state* r = find(rs.get(), reinterpret_cast<std::uintptr_t>(p));
   if (r == nullptr || r->owner != this) return false;
-  const std::size_t first = (reinterpret_cast<std::uintptr_t>(p) - r->lo) / r->page;
+  const std::size_t first = page_index(*r, reinterpret_cast<std::uintptr_t>(p));
   const std::size_t end = first + std::min(pages, r->pages - first);
   for (std::size_t i = first; i < end; ++i) r->node[i].store(static_cast<std::int16_t>(node), native::relaxed);
   return true;
@@ -496,7 +502,7 @@ access_result note_access(const void* p) noexcept {
   const read_section rs;
   const region_state* r = find(rs.get(), addr);
   if (r == nullptr) return access_result::not_in_region;
-  const sample s = block_sample(ctx, *r, (addr - r->lo) / r->page);
+  const sample s = block_sample(ctx, *r, page_index(*r, addr));
   return ctx.ring->push(s) == push_result::pushed ? access_result::sampled : access_result::dropped;
 }
 
@@ -507,7 +513,7 @@ std::optional<int> page_node(const void* p) noexcept {
   const read_section rs;
   const region_state* r = find(rs.get(), addr);
   if (r == nullptr) return std::nullopt;
-  return r->node[(addr - r->lo) / r->page].load(native::relaxed);
+  return r->node[page_index(*r, addr)].load(native::relaxed);
 }
 
 namespace detail {
@@ -516,7 +522,7 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
   const read_section rs;
   const region_state* r = find(rs.get(), addr);
   if (r == nullptr) return fault_outcome::not_ours;
-  const std::size_t i = (addr - r->lo) / r->page;
+  const std::size_t i = page_index(*r, addr);
   // I-SAMPLE-4: exactly one faulting thread wins protected -> restoring for each page; the
   // fault is ours to sample only when this thread wins the page it faulted on.
   // A page still protecting faulted after the scanner's mprotect and before its store: the
