@@ -114,6 +114,14 @@ std::uint64_t pelt_decay(std::uint64_t v, std::uint64_t periods, const pelt_para
   return mul_q32(v, pow_q32(p.y_q32, rest));
 }
 
+std::uint32_t pelt_util_after(std::uint32_t util, std::uint64_t dt_us, bool running, const pelt_params& p) {
+  const std::uint64_t periods = dt_us / p.period_us;
+  const std::uint64_t kept = pelt_decay(util, periods, p);
+  if (!running) return static_cast<std::uint32_t>(kept);
+  const std::uint64_t gained = kCapacityScale - pelt_decay(kCapacityScale, periods, p);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(kCapacityScale, kept + gained));
+}
+
 bool pelt_signal::update(std::uint64_t now_us, bool running) {
   if (now_us < last_update_us_) {
     last_update_us_ = now_us;

@@ -126,6 +126,11 @@ pelt_params make_pelt_params(const tun::settings& s);
 // kernel's decay_load(); 0 beyond 63 halflives (a u64 halved 64 times).
 std::uint64_t pelt_decay(std::uint64_t v, std::uint64_t periods, const pelt_params& p);
 
+// A util_avg as it would read dt_us after it was computed, had its worker stayed busy
+// (`running`) or idle all that time: what the kernel's tick would have made of it for a reader
+// on another CPU. Whole periods only: util * y^n, plus kCapacityScale * (1 - y^n) when running.
+std::uint32_t pelt_util_after(std::uint32_t util, std::uint64_t dt_us, bool running, const pelt_params& p);
+
 // One worker's utilisation signal (the kernel's sched_avg, util part only).
 class pelt_signal {
  public:

@@ -3,6 +3,7 @@
 #include <initializer_list>
 
 #include "core/assert.hpp"
+#include "policy/layout.hpp"
 
 namespace rt::policy {
 
@@ -121,10 +122,16 @@ steal_verdict classify_steal(const group_locality* g, const migration_env& env, 
   return steal_verdict::refuse;  // I-STEAL-7
 }
 
-bool keep_refused_steal(const refusal_env& env, const tun::tunables& t) {
+bool keep_refused_steal(const refusal_env& env, const tun::settings& s) {
+  const tun::tunables& t = s.t;
   if (env.thief_refusals >= t.numa_steal_refusals) return true;
   // backlog >= pct% of the workers, in integers; always true on a node without workers.
-  return env.src_backlog * 100 >= static_cast<std::uint64_t>(t.numa_overload_queued_pct) * env.src_workers;
+  if (env.src_backlog * 100 >= static_cast<std::uint64_t>(t.numa_overload_queued_pct) * env.src_workers) return true;
+  if (!s.f.OVERLOADED_NODE_STEAL) return false;
+  // group_is_overloaded(): sum_nr_running > group_weight, then capacity * 100 < util * imbalance_pct.
+  if (env.src_running + env.src_backlog <= env.src_workers) return false;
+  const std::uint64_t capacity = static_cast<std::uint64_t>(env.src_workers) * kCapacityScale;
+  return capacity * 100 < env.src_util * static_cast<std::uint64_t>(t.imbalance_pct_numa);
 }
 
 std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max) {

@@ -105,6 +105,8 @@ struct refusal_env {
   std::uint32_t src_workers = 0;    // workers of the source node
   std::uint64_t src_backlog = 0;    // tasks queued on the source node (its injection queue and
                                     // its workers' deques), this one included
+  std::uint32_t src_running = 0;    // workers of the source node not parked
+  std::uint64_t src_util = 0;       // the sum of its workers' cpu_util() (kCapacityScale each)
 };
 
 // Whether an idle thief keeps a last_resort task it found queued on its group's preferred node
@@ -115,8 +117,12 @@ struct refusal_env {
 // numa_steal_refusals tasks in a row (I-STEAL-13), or when the source node's backlog reaches
 // numa_overload_queued_pct percent of its workers (I-STEAL-15): a backlog that long is not the
 // short queue of a node with spare capacity, and its last task would wait for whole rounds
-// of the node's work while a worker here idles.
-bool keep_refused_steal(const refusal_env& env, const tun::tunables& t);
+// of the node's work while a worker here idles. With OVERLOADED_NODE_STEAL, keep also when the
+// source node is overloaded as the kernel's group_is_overloaded() says (I-STEAL-16): more
+// runnable tasks than workers (running + backlog > workers) and util * imbalance_pct_numa >
+// workers * kCapacityScale * 100. A node that already runs above its capacity's margin does not
+// drain its queue; waiting for it only lengthens every wait there.
+bool keep_refused_steal(const refusal_env& env, const tun::settings& s);
 
 // Indexes of the candidates to take, at most `max` (a batch limit chosen by the caller):
 // every prefer in batch order, then every accept, then every last_resort; never a refuse.

@@ -403,15 +403,25 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   const policy::steal_verdict v = classify_move(pref, src_node, w.node, policy::balance_kind::idle, 1);
   if (v == policy::steal_verdict::prefer || v == policy::steal_verdict::accept) return true;
   if (v == policy::steal_verdict::last_resort) {
-    // I-STEAL-15: the source node's backlog, from relaxed size estimates.
+    // I-STEAL-15: the source node's backlog, from relaxed size estimates. I-STEAL-16: its
+    // workers' utilisation brought up to now (a busy worker publishes util only every
+    // injection_poll_interval tasks and at its parks).
     policy::refusal_env env;
     env.thief_refusals = w.steal_refusals;
     env.src_backlog = 1 + injection_[static_cast<std::size_t>(src_node)]->size_estimate();
+    const std::uint64_t now_us = sync::now_ns() / 1000;
     layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
+      const worker& sw = *workers_[id];
+      const bool running = !sw.idle.load(atomics::relaxed);
+      const std::uint64_t at = sw.util_us.load(atomics::relaxed);
+      const std::uint32_t util =
+          policy::pelt_util_after(sw.util.load(atomics::relaxed), now_us - std::min(now_us, at), running, pelt_params_);
       ++env.src_workers;
-      env.src_backlog += workers_[id]->dq.size_estimate();
+      env.src_backlog += sw.dq.size_estimate();
+      env.src_util += policy::cpu_util(util, sw.util_est.load(atomics::relaxed), settings_);
+      if (running) ++env.src_running;
     });
-    if (policy::keep_refused_steal(env, settings_.t)) {
+    if (policy::keep_refused_steal(env, settings_)) {
       w.steal_refusals = 0;
       w.counters.add(ctr::counter::steals_overridden);
       return true;
@@ -592,6 +602,7 @@ void scheduler::park(worker& w) {
 void scheduler::account(worker& w, std::uint64_t now, bool was_running) noexcept {
   w.pelt.update(now / 1000, was_running);
   w.util.store(w.pelt.util_avg(), atomics::relaxed);
+  w.util_us.store(now / 1000, atomics::relaxed);
 }
 
 // An idle stretch that began at `since` ends at `now` (a woken park, or a poll window that

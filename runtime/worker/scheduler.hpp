@@ -140,8 +140,10 @@ struct alignas(sync::kCacheLine) worker {
   alignas(sync::kCacheLine) atomics::atomic<bool> idle{false};
   // The wake path's per-worker signals (docs/design/wake-path.md §3). Written by the owner at
   // park, at wake-up and every injection_poll_interval tasks (relaxed stores); read relaxed by
-  // spawners through the view: hints, a stale value costs a worse placement, never correctness.
+  // spawners through the view and by thieves (I-STEAL-16): hints, a stale value costs a worse
+  // placement, never correctness.
   atomics::atomic<std::uint32_t> util{0};        // pelt util_avg, kCapacityScale
+  atomics::atomic<std::uint64_t> util_us{0};     // the pelt clock (us) when util was stored
   atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked
   atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
   // Owner only.

@@ -1,12 +1,13 @@
 // Thieves that would give a task back to its group's preferred node (docs/design/stealing.md,
-// I-STEAL-13, -15): a backlog of twice the node's workers makes idle thieves elsewhere keep the
-// tasks. Real threads on a virtual 2-node topology (2 workers a node); numa_steal_refusals is
-// set out of reach so that only the backlog rule can make a thief keep a task (with
-// numa_overload_queued_pct out of reach too, the test fails after its 60 s bound).
+// I-STEAL-13, -15, -16): a backlog of twice the node's workers, or an overloaded node, makes
+// idle thieves elsewhere keep the tasks. Real threads on a virtual 2-node topology (2 workers a
+// node); numa_steal_refusals is set out of reach so that only the rule under test can make a
+// thief keep a task (without it, each positive test fails after its 60 s bound).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,27 +37,42 @@ bool eventually(F done) {
   return done();
 }
 
+// Holds both workers of node 0 with tasks of `g` until `release`: a holder that a thief took
+// to node 1 (node 0 may look overloaded while its second worker is still waking) ends at once
+// and another is spawned.
+void hold_node_0(rt::runtime& r, rt::group& g, std::atomic<bool>& release, std::vector<rt::join_handle<void>>& hs) {
+  auto holding = std::make_shared<std::atomic<int>>(0);
+  auto elsewhere = std::make_shared<std::atomic<int>>(0);
+  while (holding->load() < 2) {
+    const int before = holding->load() + elsewhere->load();
+    hs.push_back(r.spawn(g, [&release, holding, elsewhere] {
+      if (rt::current_node().value != 0) {
+        elsewhere->fetch_add(1);
+        return;
+      }
+      holding->fetch_add(1);
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }));
+    ASSERT_TRUE(eventually([&] { return holding->load() + elsewhere->load() > before; }))
+        << "a holding task never started";
+  }
+}
+
 // Node 0's two workers are held by two of the group's tasks; six more queue behind them, a
 // backlog of 6 >= 200 % of 2 workers: node 1's idle workers keep some of them while node 0 is
-// still held, instead of giving them back for ever.
+// still held, instead of giving them back for ever. The overloaded-node rule (I-STEAL-16) is
+// off, so that only the backlog rule can let them go.
 TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
-  rt::runtime r{two_nodes(4, kNoRefusalLimit)};
+  rt::runtime r{two_nodes(4, std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL")};
   ASSERT_TRUE(r.virtual_topology());
   ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "held"};
   g.set_preferred_node(rt::node_id{0});
   std::atomic<bool> release{false};
-  std::atomic<int> holding{0};
   std::atomic<int> ran_on_1{0};
   std::atomic<int> finished{0};
   std::vector<rt::join_handle<void>> hs;
-  for (int i = 0; i < 2; ++i) {
-    hs.push_back(r.spawn(g, [&] {
-      holding.fetch_add(1);
-      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }));
-  }
-  ASSERT_TRUE(eventually([&] { return holding.load() == 2; })) << "node 0's workers never took the holding tasks";
+  hold_node_0(r, g, release, hs);
   for (int i = 0; i < 6; ++i) {
     hs.push_back(r.spawn(g, [&] {
       if (rt::current_node().value == 1) ran_on_1.fetch_add(1);
@@ -69,6 +85,49 @@ TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
   EXPECT_TRUE(spilled) << "no queued task ran on node 1 while node 0 was held";
   EXPECT_EQ(finished.load(), 6);
   EXPECT_GE(r.stats().total("steals_overridden"), 1u);
+}
+
+// I-STEAL-16: node 0's two workers are held by two busy tasks and one more task of the group
+// queues behind them, a backlog of 1 (under I-STEAL-15's 200 %). Node 0 has more runnable tasks
+// than workers and its utilisation climbs toward full as the holders run, so it is overloaded
+// (group_is_overloaded()): an idle thief on node 1 keeps the task while node 0 is still held.
+// Neither the refusal count nor the backlog rule can let it go, so without the overloaded-node
+// rule the test fails after its 60 s bound.
+TEST(RefusedSteal, AnOverloadedNodeLosesEvenASingleQueuedTaskToAnIdleThief) {
+  rt::runtime r{two_nodes(4, kNoRefusalLimit)};
+  rt::group g{r, "held"};
+  g.set_preferred_node(rt::node_id{0});
+  std::atomic<bool> release{false};
+  std::atomic<int> ran_on{-1};
+  std::vector<rt::join_handle<void>> hs;
+  hold_node_0(r, g, release, hs);
+  hs.push_back(r.spawn(g, [&] { ran_on.store(rt::current_node().value); }));
+  const bool ran = eventually([&] { return ran_on.load() >= 0; });
+  release.store(true);
+  for (auto& h : hs) h.join();
+  EXPECT_TRUE(ran) << "the queued task did not run while node 0 was held";
+  EXPECT_EQ(ran_on.load(), 1);
+  EXPECT_GE(r.stats().total("steals_overridden"), 1u);
+}
+
+// The same with OVERLOADED_NODE_STEAL off: no rule lets a thief keep the task, so it runs on
+// its preferred node once the holders are released.
+TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
+  rt::runtime r{two_nodes(4, std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL")};
+  rt::group g{r, "held"};
+  g.set_preferred_node(rt::node_id{0});
+  std::atomic<bool> release{false};
+  std::atomic<int> ran_on{-1};
+  std::vector<rt::join_handle<void>> hs;
+  hold_node_0(r, g, release, hs);
+  hs.push_back(r.spawn(g, [&] { ran_on.store(rt::current_node().value); }));
+  // The thieves see the task and give it back (refusals), and it does not run meanwhile.
+  ASSERT_TRUE(eventually([&] { return r.stats().total("steals_refused") >= 3; }));
+  EXPECT_EQ(ran_on.load(), -1);
+  release.store(true);
+  for (auto& h : hs) h.join();
+  EXPECT_EQ(ran_on.load(), 0);
+  EXPECT_EQ(r.stats().total("steals_overridden"), 0u);
 }
 
 }  // namespace

@@ -244,7 +244,8 @@ TEST(PickBatch, LastResortOnlyWhenNothingBetterFitsTheLimit) {
 // numa_overload_queued_pct 200): a thief keeps a task it would give back after 32 refusals in a
 // row, or when the source node's backlog reaches twice its workers.
 TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
-  const tun::tunables t{};
+  const tun::settings s{};
+  const tun::tunables& t = s.t;
   ASSERT_EQ(t.numa_steal_refusals, 32);
   ASSERT_EQ(t.numa_overload_queued_pct, 200);
   struct row {
@@ -271,21 +272,75 @@ TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
     env.thief_refusals = r.refusals;
     env.src_workers = r.workers;
     env.src_backlog = r.backlog;
-    EXPECT_EQ(keep_refused_steal(env, t), r.keep) << r.name;
+    EXPECT_EQ(keep_refused_steal(env, s), r.keep) << r.name;
   }
 }
 
 TEST(KeepRefusedSteal, TunablesMoveTheThresholds) {
-  tun::tunables t{};
-  t.numa_overload_queued_pct = 150;  // 3 queued tasks on 2 workers
+  tun::settings s{};
+  s.t.numa_overload_queued_pct = 150;  // 3 queued tasks on 2 workers
   refusal_env env;
   env.src_workers = 2;
   env.src_backlog = 3;
-  EXPECT_TRUE(keep_refused_steal(env, t));
+  EXPECT_TRUE(keep_refused_steal(env, s));
   env.src_backlog = 2;
-  EXPECT_FALSE(keep_refused_steal(env, t));
-  t.numa_steal_refusals = 0;  // 0: a thief never gives a task back
-  EXPECT_TRUE(keep_refused_steal(env, t));
+  EXPECT_FALSE(keep_refused_steal(env, s));
+  s.t.numa_steal_refusals = 0;  // 0: a thief never gives a task back
+  EXPECT_TRUE(keep_refused_steal(env, s));
+}
+
+// I-STEAL-16 with the defaults (imbalance_pct_numa 125, so util above 80 % of capacity): the
+// kernel's group_is_overloaded() on the source node, below I-STEAL-15's backlog threshold.
+// Capacity 1024 per worker; a 2-worker node is overloaded from util 1639 (1639 * 125 > 204800).
+TEST(KeepRefusedSteal, OverloadedSourceNodeTable) {
+  const tun::settings s{};
+  ASSERT_EQ(s.t.imbalance_pct_numa, 125);
+  ASSERT_TRUE(s.f.OVERLOADED_NODE_STEAL);
+  struct row {
+    const char* name;
+    std::uint32_t workers;
+    std::uint32_t running;
+    std::uint64_t backlog;
+    std::uint64_t util;
+    bool keep;
+  };
+  const row rows[] = {
+      {"both busy, the task queued, util 100 %", 2, 2, 1, 2048, true},
+      {"both busy, util just above 80 %", 2, 2, 1, 1639, true},
+      {"both busy, util exactly 80 %: not above the margin", 2, 2, 1, 1638, false},
+      {"both busy, util 50 %: a node with spare capacity drains its queue", 2, 2, 1, 1024, false},
+      {"one worker parked: running + backlog == workers", 2, 1, 1, 2048, false},
+      {"one worker parked, two queued: more runnable than workers", 2, 1, 2, 2048, true},
+      {"no worker running, three queued (backlog under 200 %), util high", 2, 0, 3, 2048, true},
+      {"no worker running, two queued: not more than the workers", 2, 0, 2, 2048, false},
+      {"8 workers all busy, 1 queued, util 6600 of 8192", 8, 8, 1, 6600, true},
+      {"8 workers all busy, 1 queued, util 6553 of 8192 (80 %)", 8, 8, 1, 6553, false},
+  };
+  for (const row& r : rows) {
+    refusal_env env;
+    env.src_workers = r.workers;
+    env.src_running = r.running;
+    env.src_backlog = r.backlog;
+    env.src_util = r.util;
+    EXPECT_EQ(keep_refused_steal(env, s), r.keep) << r.name;
+  }
+}
+
+TEST(KeepRefusedSteal, OverloadRuleFollowsItsFeatureAndImbalancePct) {
+  tun::settings s{};
+  refusal_env env;
+  env.src_workers = 2;
+  env.src_running = 2;
+  env.src_backlog = 1;
+  env.src_util = 1800;  // 88 % of 2048
+  EXPECT_TRUE(keep_refused_steal(env, s));
+  s.t.imbalance_pct_numa = 110;  // overloaded above 91 %
+  EXPECT_FALSE(keep_refused_steal(env, s));
+  s.t.imbalance_pct_numa = 125;
+  s.f.OVERLOADED_NODE_STEAL = false;
+  EXPECT_FALSE(keep_refused_steal(env, s));
+  env.src_backlog = 4;  // I-STEAL-15 still applies without the feature
+  EXPECT_TRUE(keep_refused_steal(env, s));
 }
 
 }  // namespace

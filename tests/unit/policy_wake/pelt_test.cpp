@@ -61,6 +61,36 @@ TEST(PeltDecay, WholeHalflivesAreShifts) {
   EXPECT_GT(pelt_decay(1u << 20, 15, d), 1u << 19);
 }
 
+// I-STEAL-16's reading of another worker's util: with halving periods, n whole periods after
+// the util was stored, util >> n idle, and util >> n plus 1024 - (1024 >> n) busy; part of a
+// period counts nothing; the result never exceeds the capacity.
+TEST(PeltUtilAfter, HalvingPeriodsTable) {
+  const pelt_params h = make_pelt_params(halving_each_period());
+  struct row {
+    std::uint32_t util;
+    std::uint64_t dt_us;
+    bool running;
+    std::uint32_t expect;
+  };
+  const row rows[] = {
+      {512, 0, true, 512},      {512, 999, true, 512},    {512, 999, false, 512},
+      {512, 1000, true, 768},   {512, 1000, false, 256},  {512, 2500, true, 896},
+      {512, 2500, false, 128},  {0, 3000, true, 896},     {1024, 1000, true, 1024},
+      {1024, 5000, false, 32},  {0, 64000, true, 1024},   {700, 64000, false, 0},
+  };
+  for (const row& r : rows)
+    EXPECT_EQ(pelt_util_after(r.util, r.dt_us, r.running, h), r.expect) << r.util << " after " << r.dt_us << " us";
+}
+
+TEST(PeltUtilAfter, DefaultsHalveInAHalflifeAndApproachCapacity) {
+  const pelt_params d = make_pelt_params(tun::settings{});
+  const std::uint64_t halflife_us = 31 * 1024;
+  EXPECT_EQ(pelt_util_after(800, halflife_us, false, d), 400u);
+  EXPECT_EQ(pelt_util_after(0, halflife_us, true, d), 512u);
+  EXPECT_EQ(pelt_util_after(400, halflife_us, true, d), 712u);  // 200 kept + 512 gained
+  EXPECT_GE(pelt_util_after(0, 10 * halflife_us, true, d), 1023u);
+}
+
 struct step {
   std::uint64_t now_us;
   bool running;
