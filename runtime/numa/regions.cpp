@@ -1,5 +1,6 @@
 #include "numa/regions.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -218,6 +219,42 @@ void publish(std::unique_ptr<snapshot> next, std::vector<std::unique_ptr<region_
   gone.clear();
 }
 
+// fork() (I-SAMPLE-16, docs/adr/0007-fork.md). The child has only the forking thread, which is
+// in no read section (sections run no user code), so every reader count it inherits belongs
+// to a thread that is gone and would hold its first publish for ever; so would a page a gone
+// thread was protecting or restoring, which faults for ever. The prepare handler holds the
+// writers' lock across the fork, so the snapshot is whole and no publish is half done.
+void before_fork() noexcept { g_write_mu.lock(); }
+
+void after_fork_in_parent() noexcept { g_write_mu.unlock(); }
+
+void after_fork_in_child() noexcept {
+  for (auto& parity : g_readers)
+    for (reader_count& c : parity) c.n.store(0, native::relaxed);
+  const std::uint32_t mine = tls_owned;
+  for (std::uint32_t k = 0; k < kOwnedReaders; ++k) {
+    g_owned[k].n[0].store(0, native::relaxed);
+    g_owned[k].n[1].store(0, native::relaxed);
+    if (k + 1 != mine) g_owned[k].taken.store(0, native::relaxed);
+  }
+  if (const snapshot* s = g_snap.load(native::relaxed)) {
+    for (const region_state* r : s->by_lo) {
+      for (std::size_t i = 0; i < r->pages; ++i) {
+        const std::uint8_t st = r->state[i].load(native::relaxed);
+        if (st != detail::kProtecting && st != detail::kRestoring) continue;
+        if (::mprotect(reinterpret_cast<void*>(r->lo + (i << r->page_shift)), r->page, PROT_READ | PROT_WRITE) == 0)
+          r->state[i].store(detail::kOpen, native::relaxed);
+        else
+          r->state[i].store(detail::kProtected, native::relaxed);  // still PROT_NONE: its fault restores it
+      }
+    }
+  }
+  g_write_mu.unlock();
+}
+
+// At load: threads may enter read sections (rt::node_of) before any registry exists.
+const int g_fork_handlers = ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+
 // The first region (by address) whose end is above addr. Async-signal-safe: no allocation.
 const region_state* first_ending_above(const snapshot* s, std::uintptr_t addr) noexcept {
   if (s == nullptr) return nullptr;
@@ -318,7 +355,9 @@ sample block_sample(const thread_context& ctx, const region_state& r, std::size_
 }  // namespace
 
 region_registry::region_registry(sampling_mode mode, std::size_t block_pages)
-    : mode_(mode), page_(system_page()), block_(checked_block(block_pages)) {}
+    : mode_(mode), page_(system_page()), block_(checked_block(block_pages)) {
+  if (g_fork_handlers != 0) throw std::runtime_error("numart: pthread_atfork failed for the region directory");
+}
 
 region_registry::~region_registry() {
   sync::exclusive_guard g(lock_);

@@ -7,8 +7,13 @@
 // a hang fails the test with "child hung".
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "child.hpp"
@@ -232,6 +237,65 @@ TEST(Fork, ChildDestroysTheInheritedRuntime) {
   g.open();
   EXPECT_EQ(held.join(), 9);
   expect_parent_unaffected(*r, s);
+}
+
+// I-SAMPLE-16: the parent's threads look up (rt::node_of) and write a registered region
+// without pause, so at a fork some are inside a read section and the child inherits their
+// counts; a page may also be mid-restore in the sampling handler. The child registers and
+// unregisters a region of its own (each a publish that waits out the readers of the old
+// snapshot) and writes every page of the inherited one: without the child's reset of the
+// counts and of the pages caught half-way, it hangs on the first publish (the kill timer fails
+// the test; measured without it: the fourth child of 20 hung).
+TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
+  if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
+  rt::runtime r{test_config("parent")};
+  rt::group g{r, "parent data"};
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = 64 * page;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{0}));
+  rt::register_region(g, data, bytes);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> looked{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (std::size_t i = 0; i < bytes; i += page) {
+          if (rt::node_of(data + i).value != 0) return;
+          data[i + static_cast<std::size_t>(t)] = 1;
+        }
+        looked.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (looked.load() < 100 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  if (looked.load() < 100) {
+    stop.store(true);
+    for (auto& t : readers) t.join();
+    FAIL() << "the readers did not get going (or saw a node other than 0)";
+  }
+
+  for (int k = 0; k < 20; ++k) {
+    const auto c = fork_test::start_child([&](report& rep) {
+      rt::runtime fresh{test_config("child")};
+      rt::group cg{fresh, "child data"};
+      void* q = fresh.numa_alloc(bytes, rt::node_id{0});
+      rt::register_region(cg, q, bytes);
+      rep.check(rt::node_of(q).value == 0, "the child's region is not on node 0");
+      rt::unregister_region(cg, q);
+      rt::numa_free(q);
+      for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
+      rep.check(rt::node_of(data).value == 0, "the inherited region is not on node 0");
+    });
+    const auto out = fork_test::await_child(c);
+    EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
+    if (!out.exited_cleanly()) break;
+  }
+  stop.store(true);
+  for (auto& t : readers) t.join();
+  rt::unregister_region(g, data);
+  rt::numa_free(data);
 }
 
 }  // namespace
