@@ -271,6 +271,7 @@ void scheduler::run_worker(worker& w) {
   }
   numa::enter_sampling(&balancer_->ring(w.id), w.node);  // this worker's hinting faults feed its ring
   w.pelt = policy::pelt_signal(pelt_params_, sync::now_ns() / 1000);
+  account(w, sync::now_ns(), false);  // util_us from this clock before any thief ages util
   std::string tname = name_.substr(0, 10) + "-" + std::to_string(w.id);
   pthread_setname_np(pthread_self(), tname.c_str());
   for (;;) {
@@ -376,7 +377,8 @@ task* scheduler::steal_work(worker& w) {
 // verdict is last_resort and either this thief has already given back numa_steal_refusals
 // tasks in a row (the kernel's can_migrate_task() moves a cache-hot task once
 // nr_balance_failed exceeds cache_nice_tries: an idle thief is not kept idle forever, 000
-// patch 5, I-STEAL-6) or the source node is backlogged (I-STEAL-15). The decision reads only
+// patch 5, I-STEAL-6) or the source node is backlogged (I-STEAL-15) or overloaded
+// (I-STEAL-16). The decision reads only
 // the group's preferred node: the balancer's fault counts stay on its thread.
 // The filter's verdict for moving a task whose group prefers `pref` (-1: none) from src to
 // dst. The worker side sees only the preferred node (one exists only once the group has
@@ -403,23 +405,25 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   const policy::steal_verdict v = classify_move(pref, src_node, w.node, policy::balance_kind::idle, 1);
   if (v == policy::steal_verdict::prefer || v == policy::steal_verdict::accept) return true;
   if (v == policy::steal_verdict::last_resort) {
-    // I-STEAL-15: the source node's backlog, from relaxed size estimates. I-STEAL-16: its
-    // workers' utilisation brought up to now (a busy worker publishes util only every
-    // injection_poll_interval tasks and at its parks).
+    // I-STEAL-15: the source node's backlog, from relaxed size estimates. I-STEAL-16 (only
+    // with its feature on): the workers not parked, and their utilisation aged to now from
+    // its stamp, as busy or idle as the worker was when it stamped it (a busy worker publishes
+    // util only every injection_poll_interval tasks and at its parks).
     policy::refusal_env env;
     env.thief_refusals = w.steal_refusals;
     env.src_backlog = 1 + injection_[static_cast<std::size_t>(src_node)]->size_estimate();
-    const std::uint64_t now_us = sync::now_ns() / 1000;
+    const bool overload = settings_.f.OVERLOADED_NODE_STEAL;
+    const std::uint64_t now_us = overload ? sync::now_ns() / 1000 : 0;
     layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
       const worker& sw = *workers_[id];
-      const bool running = !sw.idle.load(atomics::relaxed);
-      const std::uint64_t at = sw.util_us.load(atomics::relaxed);
-      const std::uint32_t util =
-          policy::pelt_util_after(sw.util.load(atomics::relaxed), now_us - std::min(now_us, at), running, pelt_params_);
       ++env.src_workers;
       env.src_backlog += sw.dq.size_estimate();
+      if (!overload) return;
+      if (!sw.idle.load(atomics::relaxed)) ++env.src_running;
+      const std::uint64_t at = sw.util_us.load(atomics::relaxed);
+      const std::uint32_t util = policy::pelt_util_after(sw.util.load(atomics::relaxed), now_us - std::min(now_us, at),
+                                                         sw.util_busy.load(atomics::relaxed), pelt_params_);
       env.src_util += policy::cpu_util(util, sw.util_est.load(atomics::relaxed), settings_);
-      if (running) ++env.src_running;
     });
     if (policy::keep_refused_steal(env, settings_)) {
       w.steal_refusals = 0;
@@ -513,8 +517,8 @@ void scheduler::park(worker& w) {
   // the window opened.
   const std::uint64_t idle_since = w.idle_since_ns != 0 ? w.idle_since_ns : parked_at;
   w.idle_since_ns = 0;
-  account(w, idle_since, true);
-  if (idle_since != parked_at) account(w, parked_at, false);
+  account(w, idle_since, true, false);
+  if (idle_since != parked_at) account(w, parked_at, false, false);
   w.est_at_park = w.pelt.util_avg();
   w.util_est.store(0, atomics::relaxed);
   w.idle.store(true, atomics::relaxed);
@@ -599,10 +603,11 @@ void scheduler::park(worker& w) {
   }
 }
 
-void scheduler::account(worker& w, std::uint64_t now, bool was_running) noexcept {
+void scheduler::account(worker& w, std::uint64_t now, bool was_running, bool runs_after) noexcept {
   w.pelt.update(now / 1000, was_running);
   w.util.store(w.pelt.util_avg(), atomics::relaxed);
   w.util_us.store(now / 1000, atomics::relaxed);
+  w.util_busy.store(runs_after, atomics::relaxed);
 }
 
 // An idle stretch that began at `since` ends at `now` (a woken park, or a poll window that

@@ -144,6 +144,7 @@ struct alignas(sync::kCacheLine) worker {
   // placement, never correctness.
   atomics::atomic<std::uint32_t> util{0};        // pelt util_avg, kCapacityScale
   atomics::atomic<std::uint64_t> util_us{0};     // the pelt clock (us) when util was stored
+  atomics::atomic<bool> util_busy{false};        // whether it ran (true) or parked after that stamp
   atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked
   atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
   // Owner only.
@@ -259,8 +260,9 @@ class scheduler {
   bool hand_off(int target, task* t, worker* from) noexcept;
   int group_home(group_state& g) noexcept;
   int occupied_worker() const noexcept;
-  // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up).
-  void account(worker& w, std::uint64_t now, bool was_running) noexcept;
+  // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up);
+  // runs_after: whether it runs or searches from now on (false when it is about to park).
+  void account(worker& w, std::uint64_t now, bool was_running, bool runs_after = true) noexcept;
   void end_idle(worker& w, std::uint64_t since, std::uint64_t now) noexcept;
   void refresh_llc_hint(worker& w) noexcept;
   friend struct sched_view;

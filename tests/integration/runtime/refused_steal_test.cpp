@@ -38,9 +38,8 @@ bool eventually(F done) {
 }
 
 // Holds both workers of node 0 with tasks of `g` until `release`: a holder that a thief took
-// to node 1 (node 0 may look overloaded while its second worker is still waking) ends at once
-// and another is spawned.
-void hold_node_0(rt::runtime& r, rt::group& g, std::atomic<bool>& release, std::vector<rt::join_handle<void>>& hs) {
+// to node 1 ends at once, and the test spawns another. False when a holder never started.
+bool hold_node_0(rt::runtime& r, rt::group& g, std::atomic<bool>& release, std::vector<rt::join_handle<void>>& hs) {
   auto holding = std::make_shared<std::atomic<int>>(0);
   auto elsewhere = std::make_shared<std::atomic<int>>(0);
   while (holding->load() < 2) {
@@ -53,10 +52,22 @@ void hold_node_0(rt::runtime& r, rt::group& g, std::atomic<bool>& release, std::
       holding->fetch_add(1);
       while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }));
-    ASSERT_TRUE(eventually([&] { return holding->load() + elsewhere->load() > before; }))
-        << "a holding task never started";
+    if (!eventually([&] { return holding->load() + elsewhere->load() > before; })) return false;
   }
+  return true;
 }
+
+// Releases the holders and joins every task when the test ends, also when an assertion ends it
+// early: declared after the runtime, it runs before the runtime's destructor.
+struct release_at_exit {
+  std::atomic<bool>& release;
+  std::vector<rt::join_handle<void>>& hs;
+  ~release_at_exit() {
+    release.store(true);
+    for (auto& h : hs)
+      if (h.valid()) h.join();
+  }
+};
 
 // Node 0's two workers are held by two of the group's tasks; six more queue behind them, a
 // backlog of 6 >= 200 % of 2 workers: node 1's idle workers keep some of them while node 0 is
@@ -72,7 +83,8 @@ TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
   std::atomic<int> ran_on_1{0};
   std::atomic<int> finished{0};
   std::vector<rt::join_handle<void>> hs;
-  hold_node_0(r, g, release, hs);
+  const release_at_exit guard{release, hs};
+  ASSERT_TRUE(hold_node_0(r, g, release, hs)) << "a holding task never started";
   for (int i = 0; i < 6; ++i) {
     hs.push_back(r.spawn(g, [&] {
       if (rt::current_node().value == 1) ran_on_1.fetch_add(1);
@@ -82,6 +94,7 @@ TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
   const bool spilled = eventually([&] { return ran_on_1.load() > 0; });
   release.store(true);
   for (auto& h : hs) h.join();
+  hs.clear();
   EXPECT_TRUE(spilled) << "no queued task ran on node 1 while node 0 was held";
   EXPECT_EQ(finished.load(), 6);
   EXPECT_GE(r.stats().total("steals_overridden"), 1u);
@@ -95,16 +108,20 @@ TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
 // rule the test fails after its 60 s bound.
 TEST(RefusedSteal, AnOverloadedNodeLosesEvenASingleQueuedTaskToAnIdleThief) {
   rt::runtime r{two_nodes(4, kNoRefusalLimit)};
+  ASSERT_TRUE(r.virtual_topology());
+  ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "held"};
   g.set_preferred_node(rt::node_id{0});
   std::atomic<bool> release{false};
   std::atomic<int> ran_on{-1};
   std::vector<rt::join_handle<void>> hs;
-  hold_node_0(r, g, release, hs);
+  const release_at_exit guard{release, hs};
+  ASSERT_TRUE(hold_node_0(r, g, release, hs)) << "a holding task never started";
   hs.push_back(r.spawn(g, [&] { ran_on.store(rt::current_node().value); }));
   const bool ran = eventually([&] { return ran_on.load() >= 0; });
   release.store(true);
   for (auto& h : hs) h.join();
+  hs.clear();
   EXPECT_TRUE(ran) << "the queued task did not run while node 0 was held";
   EXPECT_EQ(ran_on.load(), 1);
   EXPECT_GE(r.stats().total("steals_overridden"), 1u);
@@ -114,18 +131,22 @@ TEST(RefusedSteal, AnOverloadedNodeLosesEvenASingleQueuedTaskToAnIdleThief) {
 // its preferred node once the holders are released.
 TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
   rt::runtime r{two_nodes(4, std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL")};
+  ASSERT_TRUE(r.virtual_topology());
+  ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "held"};
   g.set_preferred_node(rt::node_id{0});
   std::atomic<bool> release{false};
   std::atomic<int> ran_on{-1};
   std::vector<rt::join_handle<void>> hs;
-  hold_node_0(r, g, release, hs);
+  const release_at_exit guard{release, hs};
+  ASSERT_TRUE(hold_node_0(r, g, release, hs)) << "a holding task never started";
   hs.push_back(r.spawn(g, [&] { ran_on.store(rt::current_node().value); }));
   // The thieves see the task and give it back (refusals), and it does not run meanwhile.
   ASSERT_TRUE(eventually([&] { return r.stats().total("steals_refused") >= 3; }));
   EXPECT_EQ(ran_on.load(), -1);
   release.store(true);
   for (auto& h : hs) h.join();
+  hs.clear();
   EXPECT_EQ(ran_on.load(), 0);
   EXPECT_EQ(r.stats().total("steals_overridden"), 0u);
 }
