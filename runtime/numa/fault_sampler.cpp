@@ -3,6 +3,7 @@
 #include "numa/fault_sampler.hpp"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -35,6 +36,12 @@ struct chain {
 // Written by install/keep_first under g_install_mu (release), read by the handler (acquire).
 constinit native::atomic<const chain*> g_chain{nullptr};
 constinit std::mutex g_install_mu;
+// I-SAMPLE-16: a fork() child must not inherit g_install_mu held by a parent thread (the
+// balancer takes it every period), or its own runtime's workers would block at their start
+// (keep_fault_handler_first). Held across the fork; registered when the library loads.
+void lock_install_for_fork() noexcept { g_install_mu.lock(); }
+void unlock_install_after_fork() noexcept { g_install_mu.unlock(); }
+const int g_install_fork_handlers = ::pthread_atfork(lock_install_for_fork, unlock_install_after_fork, unlock_install_after_fork);
 
 // Statistics: RMW by handlers on any thread, read relaxed by fault_stats().
 struct counters {
@@ -215,6 +222,7 @@ void adopt_replaced(const struct sigaction& found, const struct sigaction& repla
 }  // namespace
 
 void install_fault_handler() noexcept {
+  RT_ASSERT(g_install_fork_handlers == 0, "I-SAMPLE-16", "pthread_atfork failed for the NUMA fault handler's install lock");
   std::lock_guard<std::mutex> lk(g_install_mu);
   const chain* cur = g_chain.load(native::relaxed);
   struct sigaction found {};

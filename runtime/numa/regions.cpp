@@ -242,10 +242,13 @@ void after_fork_in_child() noexcept {
       for (std::size_t i = 0; i < r->pages; ++i) {
         const std::uint8_t st = r->state[i].load(native::relaxed);
         if (st != detail::kProtecting && st != detail::kRestoring) continue;
+        // Open in the books only once open in fact; a page whose mprotect fails stays marked
+        // protected: if it is PROT_NONE its fault restores it, if the scanner never reached it
+        // it is never sampled again (a lost sample, not a hang).
         if (::mprotect(reinterpret_cast<void*>(r->lo + (i << r->page_shift)), r->page, PROT_READ | PROT_WRITE) == 0)
           r->state[i].store(detail::kOpen, native::relaxed);
         else
-          r->state[i].store(detail::kProtected, native::relaxed);  // still PROT_NONE: its fault restores it
+          r->state[i].store(detail::kProtected, native::relaxed);
       }
     }
   }

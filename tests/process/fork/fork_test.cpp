@@ -240,15 +240,22 @@ TEST(Fork, ChildDestroysTheInheritedRuntime) {
 }
 
 // I-SAMPLE-16: the parent's threads look up (rt::node_of) and write a registered region
-// without pause, so at a fork some are inside a read section and the child inherits their
-// counts; a page may also be mid-restore in the sampling handler. The child registers and
+// without pause while the balancer protects windows of it, so at a fork some are inside a
+// read section and the child inherits their counts; a page may also be mid-protect or
+// mid-restore. The child registers and
 // unregisters a region of its own (each a publish that waits out the readers of the old
 // snapshot) and writes every page of the inherited one: without the child's reset of the
 // counts and of the pages caught half-way, it hangs on the first publish (the kill timer fails
-// the test; measured without it: the fourth child of 20 hung).
+// the test; measured without it: the fourth, then the fifth, child of 20 hung).
 TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
   if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
-  rt::runtime r{test_config("parent")};
+  // Two virtual nodes, so that the balancer runs and protects windows of the region (one node
+  // has nothing to balance); short periods, so that pages are protected and restored often.
+  rt::config pc = test_config("parent");
+  pc.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  pc.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
+  rt::runtime r{pc};
+  ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "parent data"};
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t bytes = 64 * page;
@@ -269,11 +276,13 @@ TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
     });
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (looked.load() < 100 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  if (looked.load() < 100) {
+  const auto protected_pages = [&r] { return r.stats().total("numa_pages_protected"); };
+  while ((looked.load() < 100 || protected_pages() == 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (looked.load() < 100 || protected_pages() == 0) {
     stop.store(true);
     for (auto& t : readers) t.join();
-    FAIL() << "the readers did not get going (or saw a node other than 0)";
+    FAIL() << "the readers did not get going (or saw a node other than 0), or no page was protected";
   }
 
   for (int k = 0; k < 20; ++k) {
