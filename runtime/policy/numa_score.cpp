@@ -471,6 +471,18 @@ bool numa_should_migrate(const numa_faults& owner, int src, int dst, const tun::
 }
 
 // ---------------------------------------------------------------------------------------------
+int numa_sticky_best(const numa_scorer& sc, std::span<const std::uint64_t> scores, int best, int previous,
+                     const tun::settings& s) {
+  if (best < 0 || previous < 0 || previous == best || previous >= sc.node_count() || !sc.runs_work(previous))
+    return best;
+  require_nodes(scores.size(), static_cast<std::size_t>(sc.node_count()), "numa_sticky_best: scores");
+  const u128 keep = static_cast<u128>(scores[static_cast<std::size_t>(previous)]) * 1000u;
+  const u128 beat = static_cast<u128>(scores[static_cast<std::size_t>(best)]) *
+                    static_cast<u128>(1000 - s.t.numa_preferred_hysteresis_permille);
+  return keep >= beat ? previous : best;
+}
+
+// ---------------------------------------------------------------------------------------------
 std::int64_t numa_next_scan_period(std::int64_t current_ms, const numa_locality_counts& c, const tun::settings& s) {
   const std::int64_t lo = s.t.numa_scan_period_min_ms;
   const std::int64_t hi = std::max(s.t.numa_scan_period_max_ms, lo);
@@ -552,7 +564,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     if (f->total_mem != 0) {
       sc.raw_scores(f->mem, scores);
       sc.pull_toward(g.preferred, scores, s);  // I-NUMA-12
-      d.best = sc.preferred_node(f->mem, scores, f->total_mem, g.preferred);
+      d.best = numa_sticky_best(sc, scores, sc.preferred_node(f->mem, scores, f->total_mem, g.preferred), g.preferred, s);
       // I-NUMA-8: the capacity check, best node first, then by score; the current home ends it.
       const std::uint64_t spread = std::max<std::uint64_t>(d.active.count(), 1);
       const std::uint64_t want = g.load / spread + (g.load % spread != 0 ? 1 : 0);  // numa_move_adds

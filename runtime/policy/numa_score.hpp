@@ -199,6 +199,16 @@ bool numa_move_fits(std::uint64_t node_load, std::uint32_t capacity, std::uint64
 bool numa_should_migrate(const numa_faults& owner, int src, int dst, const tun::settings& s);
 
 // ---------------------------------------------------------------------------------------------
+// I-NUMA-13 (hysteresis on the preferred node): `best` (preferred_node() over `scores`, the pull
+// applied) replaces `previous` only when previous * 1000 < best * (1000 -
+// numa_preferred_hysteresis_permille), the kernel's SMALLIMP (task_numa_compare() takes a move
+// only when it improves by more than 30/1000). previous < 0, out of range or without workers:
+// best. Without it a group whose scores on two neighbouring nodes are close flips between them
+// every pass (examples/jbb on the virtual Opteron: an instance's home 0 -> 6 -> 0 ... for 10 s).
+int numa_sticky_best(const numa_scorer& sc, std::span<const std::uint64_t> scores, int best, int previous,
+                     const tun::settings& s);
+
+// ---------------------------------------------------------------------------------------------
 // update_task_scan_period() (I-NUMA-9), pure: the next period from the current one and the
 // period's counts. slot = ceil(current / numa_period_slots); lr = local * slots / (local +
 // remote); sp = shared * slots / (shared + priv) when shared + priv > 0.

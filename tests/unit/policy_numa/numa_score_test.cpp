@@ -416,7 +416,7 @@ std::vector<reference_decision> reference_pass(const numa_scorer& sc, std::span<
     u64v scores;
     sc.raw_scores(f.mem, scores);
     sc.pull_toward(g.preferred, scores, s);
-    d.best = sc.preferred_node(f.mem, scores, f.total_mem, g.preferred);
+    d.best = numa_sticky_best(sc, scores, sc.preferred_node(f.mem, scores, f.total_mem, g.preferred), g.preferred, s);
     const std::uint64_t spread = std::max<std::uint64_t>(numa_active_nodes(sc, f.cpu, s).count(), 1);
     auto adds_at = [&](int n) {
       const std::uint64_t here =
@@ -559,6 +559,61 @@ TEST(NumaPass, MembersAddUp) {
   EXPECT_EQ(r.member_nodes, (std::vector<int>{0, 2, 1, 7}));
   // No samples anywhere in the counts: the period doubles.
   EXPECT_EQ(r.scan_period_ms, 200);
+}
+
+// I-NUMA-13 with the default 30 permille: a new best replaces the previous preferred node only
+// when previous * 1000 < best * 970.
+TEST(NumaStickyBest, HysteresisTable) {
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"));
+  tun::settings s;
+  ASSERT_EQ(s.t.numa_preferred_hysteresis_permille, 30);
+  struct row {
+    const char* name;
+    std::uint64_t prev_score;
+    std::uint64_t best_score;
+    int previous;
+    int expect;  // 6 = the best, else the previous
+  };
+  const std::vector<row> rows = {
+      {"3 % better: 1030 * 970 = 999,100 <= 1,000,000, kept", 1000, 1030, 0, 0},
+      {"3.2 % better: 1032 * 970 = 1,001,040 > 1,000,000, moves", 1000, 1032, 0, 6},
+      {"twice as good, moves", 500, 1000, 0, 6},
+      {"no previous", 1000, 1030, -1, 6},
+      {"previous out of range", 1000, 1030, 8, 6},
+      {"the best is the previous", 1000, 1000, 6, 6},
+      {"previous scored 0, best 1", 0, 1, 0, 6},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.name);
+    std::vector<std::uint64_t> scores(8, 0);
+    if (r.previous >= 0 && r.previous < 8) scores[static_cast<std::size_t>(r.previous)] = r.prev_score;
+    scores[6] = r.best_score;
+    EXPECT_EQ(numa_sticky_best(sc, scores, 6, r.previous, s), r.expect);
+  }
+  EXPECT_EQ(numa_sticky_best(sc, std::vector<std::uint64_t>(8, 0), -1, 0, s), -1);  // no best: none
+  s.t.numa_preferred_hysteresis_permille = 0;  // off: any strictly better score moves
+  std::vector<std::uint64_t> scores(8, 0);
+  scores[0] = 1000;
+  scores[6] = 1001;
+  EXPECT_EQ(numa_sticky_best(sc, scores, 6, 0, s), 6);
+  scores[6] = 1000;
+  EXPECT_EQ(numa_sticky_best(sc, scores, 6, 0, s), 0);
+}
+
+TEST(NumaStickyBest, APreviousNodeWithoutWorkersIsNotKept) {
+  const numa_scorer sc(machine("64intel64-fakeKNL-SNC4-hybrid"));
+  int memory_only = -1;
+  int worker_node = -1;
+  for (int n = 0; n < sc.node_count(); ++n) {
+    if (!sc.runs_work(n) && memory_only < 0) memory_only = n;
+    if (sc.runs_work(n) && worker_node < 0) worker_node = n;
+  }
+  ASSERT_GE(memory_only, 0) << "the KNL topology has memory-only (MCDRAM) nodes";
+  ASSERT_GE(worker_node, 0);
+  std::vector<std::uint64_t> scores(static_cast<std::size_t>(sc.node_count()), 0);
+  scores[static_cast<std::size_t>(memory_only)] = 1000;
+  scores[static_cast<std::size_t>(worker_node)] = 1;
+  EXPECT_EQ(numa_sticky_best(sc, scores, worker_node, memory_only, tun::settings{}), worker_node);
 }
 
 // I-NUMA-9 with the defaults: min 50, max 1000, slots 10, threshold 7.
