@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "rt/rt.hpp"
@@ -37,36 +38,53 @@ bool eventually(F done) {
   return done();
 }
 
-// Holds both workers of node 0 with tasks of `g` until `release`: a holder that a thief took
-// to node 1 ends at once, and the test spawns another. False when a holder never started.
-bool hold_node_0(rt::runtime& r, rt::group& g, std::atomic<bool>& release, std::vector<rt::join_handle<void>>& hs) {
-  auto holding = std::make_shared<std::atomic<int>>(0);
-  auto elsewhere = std::make_shared<std::atomic<int>>(0);
-  while (holding->load() < 2) {
-    const int before = holding->load() + elsewhere->load();
-    hs.push_back(r.spawn(g, [&release, holding, elsewhere] {
-      if (rt::current_node().value != 0) {
-        elsewhere->fetch_add(1);
-        return;
-      }
-      holding->fetch_add(1);
-      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }));
-    if (!eventually([&] { return holding->load() + elsewhere->load() > before; })) return false;
+// A runtime on two virtual nodes (2 workers each) whose group "held" prefers node 0. hold()
+// occupies both workers of node 0 with tasks of the group until release_all(), which also runs
+// when the test ends, an assertion included, before the runtime's destructor.
+class held_node_0 {
+ public:
+  explicit held_node_0(const std::string& tune) : r_{two_nodes(4, tune)}, g_{r_, "held"} {
+    g_.set_preferred_node(rt::node_id{0});
   }
-  return true;
-}
+  ~held_node_0() { release_all(); }
+  held_node_0(const held_node_0&) = delete;
+  held_node_0& operator=(const held_node_0&) = delete;
 
-// Releases the holders and joins every task when the test ends, also when an assertion ends it
-// early: declared after the runtime, it runs before the runtime's destructor.
-struct release_at_exit {
-  std::atomic<bool>& release;
-  std::vector<rt::join_handle<void>>& hs;
-  ~release_at_exit() {
-    release.store(true);
-    for (auto& h : hs)
-      if (h.valid()) h.join();
+  // A holder that a thief took to node 1 ends at once, and another is spawned. False when a
+  // holder never started.
+  bool hold() {
+    auto holding = std::make_shared<std::atomic<int>>(0);
+    auto elsewhere = std::make_shared<std::atomic<int>>(0);
+    while (holding->load() < 2) {
+      const int before = holding->load() + elsewhere->load();
+      spawn([this, holding, elsewhere] {
+        if (rt::current_node().value != 0) {
+          elsewhere->fetch_add(1);
+          return;
+        }
+        holding->fetch_add(1);
+        while (!release_.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      });
+      if (!eventually([&] { return holding->load() + elsewhere->load() > before; })) return false;
+    }
+    return true;
   }
+  template <class F>
+  void spawn(F f) {
+    hs_.push_back(r_.spawn(g_, std::move(f)));
+  }
+  void release_all() {
+    release_.store(true);
+    for (auto& h : hs_) h.join();
+    hs_.clear();
+  }
+  rt::runtime& runtime() { return r_; }
+
+ private:
+  rt::runtime r_;
+  rt::group g_;
+  std::atomic<bool> release_{false};
+  std::vector<rt::join_handle<void>> hs_;
 };
 
 // Node 0's two workers are held by two of the group's tasks; six more queue behind them, a
@@ -74,30 +92,23 @@ struct release_at_exit {
 // still held, instead of giving them back for ever. The overloaded-node rule (I-STEAL-16) is
 // off, so that only the backlog rule can let them go.
 TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
-  rt::runtime r{two_nodes(4, std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL")};
-  ASSERT_TRUE(r.virtual_topology());
-  ASSERT_EQ(r.nodes(), 2);
-  rt::group g{r, "held"};
-  g.set_preferred_node(rt::node_id{0});
-  std::atomic<bool> release{false};
   std::atomic<int> ran_on_1{0};
   std::atomic<int> finished{0};
-  std::vector<rt::join_handle<void>> hs;
-  const release_at_exit guard{release, hs};
-  ASSERT_TRUE(hold_node_0(r, g, release, hs)) << "a holding task never started";
+  held_node_0 h{std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL"};
+  ASSERT_TRUE(h.runtime().virtual_topology());
+  ASSERT_EQ(h.runtime().nodes(), 2);
+  ASSERT_TRUE(h.hold()) << "a holding task never started";
   for (int i = 0; i < 6; ++i) {
-    hs.push_back(r.spawn(g, [&] {
+    h.spawn([&] {
       if (rt::current_node().value == 1) ran_on_1.fetch_add(1);
       finished.fetch_add(1);
-    }));
+    });
   }
   const bool spilled = eventually([&] { return ran_on_1.load() > 0; });
-  release.store(true);
-  for (auto& h : hs) h.join();
-  hs.clear();
+  h.release_all();
   EXPECT_TRUE(spilled) << "no queued task ran on node 1 while node 0 was held";
   EXPECT_EQ(finished.load(), 6);
-  EXPECT_GE(r.stats().total("steals_overridden"), 1u);
+  EXPECT_GE(h.runtime().stats().total("steals_overridden"), 1u);
 }
 
 // I-STEAL-16: node 0's two workers are held by two busy tasks and one more task of the group
@@ -107,48 +118,34 @@ TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
 // Neither the refusal count nor the backlog rule can let it go, so without the overloaded-node
 // rule the test fails after its 60 s bound.
 TEST(RefusedSteal, AnOverloadedNodeLosesEvenASingleQueuedTaskToAnIdleThief) {
-  rt::runtime r{two_nodes(4, kNoRefusalLimit)};
-  ASSERT_TRUE(r.virtual_topology());
-  ASSERT_EQ(r.nodes(), 2);
-  rt::group g{r, "held"};
-  g.set_preferred_node(rt::node_id{0});
-  std::atomic<bool> release{false};
   std::atomic<int> ran_on{-1};
-  std::vector<rt::join_handle<void>> hs;
-  const release_at_exit guard{release, hs};
-  ASSERT_TRUE(hold_node_0(r, g, release, hs)) << "a holding task never started";
-  hs.push_back(r.spawn(g, [&] { ran_on.store(rt::current_node().value); }));
+  held_node_0 h{kNoRefusalLimit};
+  ASSERT_TRUE(h.runtime().virtual_topology());
+  ASSERT_EQ(h.runtime().nodes(), 2);
+  ASSERT_TRUE(h.hold()) << "a holding task never started";
+  h.spawn([&] { ran_on.store(rt::current_node().value); });
   const bool ran = eventually([&] { return ran_on.load() >= 0; });
-  release.store(true);
-  for (auto& h : hs) h.join();
-  hs.clear();
+  h.release_all();
   EXPECT_TRUE(ran) << "the queued task did not run while node 0 was held";
   EXPECT_EQ(ran_on.load(), 1);
-  EXPECT_GE(r.stats().total("steals_overridden"), 1u);
+  EXPECT_GE(h.runtime().stats().total("steals_overridden"), 1u);
 }
 
 // The same with OVERLOADED_NODE_STEAL off: no rule lets a thief keep the task, so it runs on
 // its preferred node once the holders are released.
 TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
-  rt::runtime r{two_nodes(4, std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL")};
-  ASSERT_TRUE(r.virtual_topology());
-  ASSERT_EQ(r.nodes(), 2);
-  rt::group g{r, "held"};
-  g.set_preferred_node(rt::node_id{0});
-  std::atomic<bool> release{false};
   std::atomic<int> ran_on{-1};
-  std::vector<rt::join_handle<void>> hs;
-  const release_at_exit guard{release, hs};
-  ASSERT_TRUE(hold_node_0(r, g, release, hs)) << "a holding task never started";
-  hs.push_back(r.spawn(g, [&] { ran_on.store(rt::current_node().value); }));
+  held_node_0 h{std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL"};
+  ASSERT_TRUE(h.runtime().virtual_topology());
+  ASSERT_EQ(h.runtime().nodes(), 2);
+  ASSERT_TRUE(h.hold()) << "a holding task never started";
+  h.spawn([&] { ran_on.store(rt::current_node().value); });
   // The thieves see the task and give it back (refusals), and it does not run meanwhile.
-  ASSERT_TRUE(eventually([&] { return r.stats().total("steals_refused") >= 3; }));
+  ASSERT_TRUE(eventually([&] { return h.runtime().stats().total("steals_refused") >= 3; }));
   EXPECT_EQ(ran_on.load(), -1);
-  release.store(true);
-  for (auto& h : hs) h.join();
-  hs.clear();
+  h.release_all();
   EXPECT_EQ(ran_on.load(), 0);
-  EXPECT_EQ(r.stats().total("steals_overridden"), 0u);
+  EXPECT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
 }
 
 }  // namespace
