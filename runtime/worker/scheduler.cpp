@@ -270,8 +270,9 @@ void scheduler::run_worker(worker& w) {
     pthread_attr_destroy(&attr);
   }
   numa::enter_sampling(&balancer_->ring(w.id), w.node);  // this worker's hinting faults feed its ring
-  w.pelt = policy::pelt_signal(pelt_params_, sync::now_ns() / 1000);
-  account(w, sync::now_ns(), false);  // util_us from this clock before any thief ages util
+  const std::uint64_t started = sync::now_ns();
+  w.pelt = policy::pelt_signal(pelt_params_, started / 1000);
+  account(w, started, false);  // util_us from this clock before any thief ages util
   std::string tname = name_.substr(0, 10) + "-" + std::to_string(w.id);
   pthread_setname_np(pthread_self(), tname.c_str());
   for (;;) {
