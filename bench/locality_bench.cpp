@@ -87,9 +87,9 @@ struct variant {
   const char* what;
 };
 // The filter with the idle override (the default), the same without I-STEAL-16's overloaded-node
-// rule, the filter with hard refusals (pre-patch-5),
-// and no filter (NUMA_BALANCING off: migrate_degrades_locality has no opinion, so every steal is
-// accepted; placement still follows the preferred node, and the balancer thread does not run).
+// rule, the filter with hard refusals (pre-patch-5), and no filter (NUMA_BALANCING off:
+// migrate_degrades_locality has no opinion, so every steal is accepted; placement still follows
+// the preferred node, and the balancer thread does not run).
 constexpr variant kVariants[] = {
     {"numart.override", "", "filter on, idle override on (default)"},
     {"numart.no_overload", "NO_OVERLOADED_NODE_STEAL", "filter on, idle override on, no overloaded-node rule (I-STEAL-16)"},

@@ -242,11 +242,11 @@ TEST(Fork, ChildDestroysTheInheritedRuntime) {
 // I-SAMPLE-16: the parent's threads look up (rt::node_of) and write a registered region
 // without pause while the balancer protects windows of it, so at a fork some are inside a
 // read section and the child inherits their counts; a page may also be mid-protect or
-// mid-restore. The child registers and
-// unregisters a region of its own (each a publish that waits out the readers of the old
-// snapshot) and writes every page of the inherited one: without the child's reset of the
-// counts and of the pages caught half-way, it hangs on the first publish (the kill timer fails
-// the test; measured without it: the fourth, then the fifth, child of 20 hung).
+// mid-restore. The child registers and unregisters a region of its own (each a publish that
+// waits out the readers of the old snapshot) and writes every page of the inherited one:
+// without the child's reset of the counts and of the pages caught half-way, it hangs on the
+// first publish (the kill timer fails the test; measured without it: the fourth, then the
+// fifth, child of 20 hung).
 TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
   if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
   // Two virtual nodes, so that the balancer runs and protects windows of the region (one node
