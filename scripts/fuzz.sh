@@ -7,8 +7,9 @@
 # Environment: NUMART_FUZZ_SECONDS (default 30), NUMART_FUZZ_BUILD_DIR (default build/fuzz),
 # NUMART_JOBS (default nproc).
 # Prints one line per harness, "fuzz <name>: N runs, 0 crashes in S s"; when a harness crashes,
-# leaks, times out or breaks a property, its line names the saved input and the log, and the
-# script exits 1 after running the others.
+# leaks, times out or breaks a property, its line names the saved input and the log, the next
+# lines give the failure's first report line and the input in base64, and the script exits 1
+# after running the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,8 @@ all=(tunables topology_source topology_xml)
 # Longest input each harness is given: RT_TUNE with every row is about 900 bytes, source strings
 # are short, and the seed XML files are up to 19.5 KB.
 declare -A max_len=([tunables]=2048 [topology_source]=512 [topology_xml]=24576)
+# A failing input up to this size is printed in base64 with the failure.
+print_max=32768
 
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz.sh: NUMART_FUZZ_SECONDS='$seconds': expected a whole number of seconds, at least 1" >&2
@@ -54,6 +57,11 @@ for h in "${harnesses[@]}"; do
   found=$(find "$work/artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -print -quit)
   if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
     echo "fuzz $h: CRASH (exit $rc) after ${runs:-?} runs in $((SECONDS - t0)) s: input ${found:-not saved}; log $work/log"
+    # A CI machine keeps its output, not its files: the reason and the input go to the output.
+    grep -m1 -E '^SUMMARY: |fuzz property violated|^==[0-9]+== ?ERROR: libFuzzer' "$work/log" | sed 's/^/  /' || true
+    if [ -n "$found" ] && [ "$(stat -c %s "$found")" -le "$print_max" ]; then
+      echo "  input, base64 (base64 -d > regressions/$h/NAME): $(base64 -w0 "$found")"
+    fi
     status=1
   else
     echo "fuzz $h: ${runs:-?} runs, 0 crashes in $((SECONDS - t0)) s"

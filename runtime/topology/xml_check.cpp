@@ -133,6 +133,10 @@ class checker {
 
   xml_check_result run() {
     if (all_space(t_)) return {xml_verdict::empty, "the document is empty"};
+    if (const std::size_t bad = forbidden_control(); bad != std::string_view::npos) {
+      return fail(xml_verdict::malformed, bad,
+                  "byte " + hex_byte(t_[bad]) + " is not allowed in XML (of the control characters only tab, newline and carriage return are)");
+    }
     while (true) {
       const std::size_t lt = t_.find('<', pos_);
       const std::string_view chars = t_.substr(pos_, lt == std::string_view::npos ? std::string_view::npos : lt - pos_);
@@ -156,6 +160,23 @@ class checker {
   std::size_t pos_ = 0;
   std::vector<open_element> open_;
   bool root_seen_ = false;
+
+  // The first control character XML 1.0 forbids (its Char production admits only #x9, #xA and
+  // #xD below #x20), or npos. hwloc's importer reads the document as a C string: a NUL inside
+  // an attribute value, as in <topology version="2.0\0">, ends it there and hwloc 2.9 dies with
+  // SIGSEGV in strspn (found by tests/fuzz/topology_xml_fuzz.cpp).
+  std::size_t forbidden_control() const {
+    for (std::size_t i = 0; i < t_.size(); ++i) {
+      const auto u = static_cast<unsigned char>(t_[i]);
+      if (u < 0x20 && u != '\t' && u != '\n' && u != '\r') return i;
+    }
+    return std::string_view::npos;
+  }
+  static std::string hex_byte(char c) {
+    constexpr char kDigits[] = "0123456789abcdef";
+    const auto u = static_cast<unsigned char>(c);
+    return std::string("0x") + kDigits[u >> 4] + kDigits[u & 0xf];
+  }
 
   int line_of(std::size_t pos) const {
     const std::size_t end = std::min(pos, t_.size());

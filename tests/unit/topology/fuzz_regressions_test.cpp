@@ -97,6 +97,24 @@ TEST(fuzz_regressions, ascii_compatible_encodings_and_other_instructions_pass_th
   }
 }
 
+// hwloc's importer reads the file as a C string: a NUL inside <topology version="2.0\0..."> cut
+// the document there and hwloc 2.9 died with SIGSEGV in strspn. The XML check refuses every
+// control character XML forbids, naming the byte and its line; tab, newline and CR stay allowed.
+TEST(fuzz_regressions, a_nul_or_other_forbidden_control_byte_is_refused_before_hwloc_reads_it) {
+  const test_files::scratch_dir dir;
+  const std::string nul_in_version = std::string("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0") + '\0' +
+                                     "\">\n  <object type=\"Machine\" os_index=\"0\"/>\n</topology>\n";
+  const std::string what = load_error(source::parse("xml:" + dir.write("nul.xml", nul_in_version)));
+  EXPECT_FALSE(has_control_character(what)) << what;
+  EXPECT_NE(what.find("not an hwloc XML (line 2: byte 0x00 is not allowed in XML"), std::string::npos) << what;
+  for (const char c : {'\x01', '\x08', '\x0b', '\x0c', '\x1f'}) {
+    const xml_check_result r = check_hwloc_xml(std::string("<topology version=\"2.0\">\n\n  <object type=\"Machine\"") + c + "/>\n</topology>\n", 2);
+    EXPECT_EQ(r.verdict, xml_verdict::malformed) << static_cast<int>(c);
+    EXPECT_EQ(r.detail.rfind("line 3: byte 0x", 0), 0u) << r.detail;
+  }
+  EXPECT_EQ(check_hwloc_xml("<topology version=\"2.0\">\r\n\t<object type=\"Machine\"/>\r\n</topology>\r\n", 2).verdict, xml_verdict::ok);
+}
+
 // hwloc 2.9 aborts (an assertion in hwloc_bitmap_sscanf) on a bitmap that starts with a comma:
 // it counts the words from the second character and then reads one more. The XML check refuses it.
 TEST(fuzz_regressions, a_bitmap_with_a_leading_comma_is_refused_before_hwloc_aborts) {
