@@ -14,8 +14,10 @@
 // * kGroups groups whose preferred node is set by hand to kHomeNode (rt::group::
 //   set_preferred_node; they register no memory, so the balancer has no samples and keeps it).
 // * Load: an outside thread spawns the groups' tasks (alternating groups) as a Poisson stream
-//   for --window-ms. Every task occupies its worker for kTaskNs of wall time (it sleeps: a
-//   virtual worker busy for that long without taking one of the 2 real cores from the others).
+//   for --window-ms. Every task occupies its worker for kTaskNs of wall time on average (it
+//   sleeps: a virtual worker busy for that long without taking one of the 2 real cores from the
+//   others; the sleep is shortened by the oversleep measured on the earlier tasks, and task_us
+//   reports the occupancy reached).
 //   The arrival rate is LOAD% of the home node's capacity: rate = LOAD/100 * workers(home) /
 //   kTaskNs, so 100% offers exactly what the home node's workers can run and 150% offers half
 //   again as much: then the home node alone cannot keep up and idle thieves are needed.
@@ -191,6 +193,7 @@ struct placement_counts {
 struct task_times {
   std::int64_t spawn_ns = 0;
   std::int64_t start_ns = -1;
+  std::int64_t end_ns = -1;
   bool group = false;
 };
 
@@ -198,7 +201,26 @@ std::int64_t monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void occupy_worker() { std::this_thread::sleep_for(std::chrono::nanoseconds(kTaskNs)); }
+// The benchmark's estimate of how late a sleep ends, ns: written by every worker running a task
+// (relaxed load and store, last writer wins: it is an estimate, and a lost update only delays its
+// convergence), read by the same. Kept across runs so that only the first run's first tasks pay
+// for its warm-up. On this PVM guest a 1 ms sleep ends 100-170 us late (timer slack and the
+// guest's timer latency): sleeping kTaskNs would make every task 13 % longer than the load
+// figures assume, and "50 % load" would offer 56 %.
+std::atomic<std::int64_t> g_oversleep_ns{0};
+
+// Occupies the calling worker for kTaskNs of wall time on average: sleeps to kTaskNs minus the
+// estimated oversleep, then folds this sleep's own oversleep into the estimate (1/8 weight).
+// Returns the task's end, CLOCK_MONOTONIC ns.
+std::int64_t occupy_worker(std::int64_t start_ns) {
+  const std::int64_t early = g_oversleep_ns.load(std::memory_order_relaxed);
+  const std::int64_t wake_at = start_ns + kTaskNs - early;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, wake_at - monotonic_ns())));
+  const std::int64_t end = monotonic_ns();
+  const std::int64_t late = std::max<std::int64_t>(0, end - wake_at);
+  g_oversleep_ns.store(std::clamp<std::int64_t>(early + (late - early) / 8, 0, kTaskNs / 2), std::memory_order_relaxed);
+  return end;
+}
 
 // The trace's origin (otherData.numart.origin_ns, CLOCK_MONOTONIC ns): parsed_trace keeps only
 // the span, and the benchmark's own timestamps must be put on the trace's time axis.
@@ -250,6 +272,7 @@ struct run_result {
   double group_waits_pct = 0;     // one parked worker per waiting group task (exact waits)
   double summary_waits_pct = 0;   // the same as idle_waits_pct from the trace's own events
   double group_wait_us = 0;       // mean spawn->start of the group tasks
+  double task_us = 0;             // mean start->end of every task (the target is kTaskNs)
   double group_tasks = 0;
   std::uint64_t trace_dropped = 0;
   bool preferred_kept = true;     // both groups still preferred kHomeNode at the end
@@ -313,7 +336,7 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
                      slot->start_ns = monotonic_ns();
                      if (rt::current_node().value == kHomeNode) counts.group_on_home.fetch_add(1, std::memory_order_relaxed);
                      counts.group_tasks.fetch_add(1, std::memory_order_relaxed);
-                     occupy_worker();
+                     slot->end_ns = occupy_worker(slot->start_ns);
                    })
             .detach();
       } else {
@@ -321,7 +344,7 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
             .spawn_on(rt::node_id{a.node},
                       [slot] {
                         slot->start_ns = monotonic_ns();
-                        occupy_worker();
+                        slot->end_ns = occupy_worker(slot->start_ns);
                       })
             .detach();
       }
@@ -337,11 +360,14 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
   r.home_pct = n == 0 ? 0 : 100.0 * static_cast<double>(counts.group_on_home.load(std::memory_order_relaxed)) / static_cast<double>(n);
   for (const char* c : kCounters) r.counters[c] = st.counter_index(c) < 0 ? 0 : static_cast<double>(st.total(c));
   double waited = 0;
+  double occupied = 0;
   for (const task_times& x : times) {
-    if (x.start_ns < 0) throw std::runtime_error("a task never started: the runtime lost it");
+    if (x.start_ns < 0 || x.end_ns < 0) throw std::runtime_error("a task never started: the runtime lost it");
     if (x.group) waited += static_cast<double>(x.start_ns - x.spawn_ns);
+    occupied += static_cast<double>(x.end_ns - x.start_ns);
   }
   r.group_wait_us = n == 0 ? 0 : waited / static_cast<double>(n) / 1e3;
+  r.task_us = times.empty() ? 0 : occupied / static_cast<double>(times.size()) / 1e3;
 
   const std::string text = read_file(trace_path);
   std::remove(trace_path.c_str());
@@ -412,7 +438,8 @@ int run(int argc, char** argv) {
   if (is_virtual)
     std::printf("  virtual-topology mode: EMULATION, the %d workers time-share this machine's %u cores\n", kWorkers,
                 std::thread::hardware_concurrency());
-  std::printf("  %d groups preferring node %d; tasks occupy a worker %.1f ms (sleep); Poisson arrivals for %d ms per run;\n"
+  std::printf("  %d groups preferring node %d; tasks occupy a worker %.1f ms (a sleep shortened by its measured\n"
+              "  oversleep: task_us below); Poisson arrivals for %d ms per run;\n"
               "  load = group arrival rate x task time / workers of node %d; background %d%% of the other nodes' capacity\n"
               "  %d rounds%s, variants alternating within a round, same arrival schedule for every variant of a round\n",
               kGroups, kHomeNode, static_cast<double>(kTaskNs) / 1e6, o.window_ms, kHomeNode, o.background_pct, o.rounds,
@@ -446,6 +473,7 @@ int run(int argc, char** argv) {
         s.counters["group_waits_pct"].push_back(r.group_waits_pct);
         s.counters["summary_waits_pct"].push_back(r.summary_waits_pct);
         s.counters["group_wait_us"].push_back(r.group_wait_us);
+        s.counters["task_us"].push_back(r.task_us);
         s.counters["group_tasks"].push_back(r.group_tasks);
         for (const auto& [k, c] : r.counters) s.counters[k].push_back(c);
       }
@@ -453,17 +481,17 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "  round %d of %d done\n", round + 1, o.rounds);
   }
 
-  std::printf("\n%-5s %-12s %6s %7s %7s %8s %8s %8s %8s %9s %7s %8s %7s %7s %7s %6s\n", "load", "variant", "tasks",
-              "home%", "home%tr", "idlewt%", "anywt%", "grpwt%", "sumwt%", "grpwt_us", "ms", "refused", "overrid", "backoff",
-              "nb_move", "nb_ref");
+  std::printf("\n%-5s %-12s %6s %7s %7s %8s %8s %8s %8s %9s %8s %7s %8s %7s %7s %7s %6s\n", "load", "variant", "tasks",
+              "home%", "home%tr", "idlewt%", "anywt%", "grpwt%", "sumwt%", "grpwt_us", "task_us", "ms", "refused", "overrid",
+              "backoff", "nb_move", "nb_ref");
   for (int load : kLoadsPct) {
     const std::string w = workload_name(load);
     for (const variant& v : kVariants) {
       auto c = [&](const char* k) { return median_counter(w, v.side, k); };
-      std::printf("%-5s %-12s %6.0f %7.2f %7.2f %8.3f %8.3f %8.3f %8.3f %9.1f %7.1f %8.0f %7.0f %7.0f %7.0f %6.0f\n",
+      std::printf("%-5s %-12s %6.0f %7.2f %7.2f %8.3f %8.3f %8.3f %8.3f %9.1f %8.1f %7.1f %8.0f %7.0f %7.0f %7.0f %6.0f\n",
                   (std::to_string(load) + "%").c_str(), v.side + std::strlen("numart."), c("group_tasks"), c("home_pct"),
                   c("home_pct_trace"), c("idle_waits_pct"), c("any_waits_pct"), c("group_waits_pct"), c("summary_waits_pct"),
-                  c("group_wait_us"), bench::median(bench::results()[w][v.side].seconds) * 1e3, c("steals_refused"),
+                  c("group_wait_us"), c("task_us"), bench::median(bench::results()[w][v.side].seconds) * 1e3, c("steals_refused"),
                   c("steals_overridden"), c("backoff_wakeups"), c("node_balance_moves"), c("node_balance_refused"));
     }
   }
@@ -471,9 +499,10 @@ int run(int argc, char** argv) {
               "idlewt%%: parked worker time the waiting tasks could have used, one parked worker per waiting task\n"
               "(the trace summary's figure over the benchmark's exact spawn->start times; ADR 0016); anywt%%: every\n"
               "parked worker while any task waited; grpwt%%: idlewt%% over the group tasks' waits only; sumwt%%:\n"
-              "idlewt%% from the trace's own events; grpwt_us: mean spawn->start of a group task;\n"
+              "idlewt%% from the trace's own events; grpwt_us: mean spawn->start of a group task; task_us: mean\n"
+              "start->end of a task (the load figures assume %.0f);\n"
               "counters per run: steals_refused, steals_overridden, backoff_wakeups, node_balance_moves/_refused\n",
-              o.rounds, kHomeNode);
+              o.rounds, kHomeNode, static_cast<double>(kTaskNs) / 1e3);
   if (!preferred_kept) std::printf("WARNING: a group's preferred node moved away from node %d during a run\n", kHomeNode);
   if (dropped != 0) std::printf("WARNING: %llu trace events dropped: the idle figures are incomplete\n",
                                 static_cast<unsigned long long>(dropped));
