@@ -222,8 +222,10 @@ void publish(std::unique_ptr<snapshot> next, std::vector<std::unique_ptr<region_
 // fork() (I-SAMPLE-16, docs/adr/0007-fork.md). The child has only the forking thread, which is
 // in no read section (sections run no user code), so every reader count it inherits belongs
 // to a thread that is gone and would hold its first publish for ever; so would a page a gone
-// thread was protecting or restoring, which faults for ever. The prepare handler holds the
-// writers' lock across the fork, so the snapshot is whole and no publish is half done.
+// thread was protecting or restoring, which faults for ever; so would every registry lock a
+// gone thread held (a scan, or a writer that held it while it waited for g_write_mu): the
+// child frees them. The prepare handler holds the writers' lock across the fork, so the
+// snapshot is whole and no publish is half done.
 void before_fork() noexcept { g_write_mu.lock(); }
 
 void after_fork_in_parent() noexcept { g_write_mu.unlock(); }
@@ -252,6 +254,7 @@ void after_fork_in_child() noexcept {
       }
     }
   }
+  region_registry::release_locks_after_fork();
   g_write_mu.unlock();
 }
 
@@ -360,11 +363,26 @@ sample block_sample(const thread_context& ctx, const region_state& r, std::size_
 region_registry::region_registry(sampling_mode mode, std::size_t block_pages)
     : mode_(mode), page_(system_page()), block_(checked_block(block_pages)) {
   if (g_fork_handlers != 0) throw std::runtime_error("numart: pthread_atfork failed for the region directory");
+  std::lock_guard<std::mutex> w(g_write_mu);
+  next_ = all_;
+  if (next_ != nullptr) next_->prev_ = this;
+  all_ = this;
 }
 
 region_registry::~region_registry() {
-  sync::exclusive_guard g(lock_);
-  retire_locked(std::move(regions_));
+  {
+    sync::exclusive_guard g(lock_);
+    retire_locked(std::move(regions_));
+  }
+  std::lock_guard<std::mutex> w(g_write_mu);
+  (prev_ != nullptr ? prev_->next_ : all_) = next_;
+  if (next_ != nullptr) next_->prev_ = prev_;
+}
+
+constinit region_registry* region_registry::all_ = nullptr;
+
+void region_registry::release_locks_after_fork() noexcept {
+  for (region_registry* r = all_; r != nullptr; r = r->next_) r->lock_.reset_after_fork();
 }
 
 void region_registry::add(const void* key, void* p, std::size_t bytes, int node) {

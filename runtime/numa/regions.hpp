@@ -108,6 +108,12 @@ class region_registry {
   // exclusively to batch page-node updates against a scan; tests hold it to make a scan skip.
   sync::rwlock& lock() noexcept { return lock_; }
 
+  // Fork child only, from the region directory's child handler while the child has no other
+  // thread (I-SAMPLE-16): frees the lock of every registry in the process, which a parent
+  // thread may have held at the fork (the balancer's scan shared, a writer exclusively while it
+  // waited for the directory's writer mutex that the prepare handler held).
+  static void release_locks_after_fork() noexcept;
+
  private:
   void retire_locked(std::vector<std::unique_ptr<detail::region_state>> gone);
 
@@ -115,6 +121,11 @@ class region_registry {
   const std::size_t page_;
   const std::size_t block_;
   sync::rwlock lock_;
+  // Every registry of the process, linked at construction and unlinked at destruction, both
+  // under the directory's writer mutex (regions.cpp); read by release_locks_after_fork().
+  static region_registry* all_;
+  region_registry* prev_ = nullptr;
+  region_registry* next_ = nullptr;
   // Sorted by address. Written under lock_ exclusively, read under it shared.
   std::vector<std::unique_ptr<detail::region_state>> regions_;
   // The scan cursor: the next page address to visit. Written and read by the scanner only

@@ -42,6 +42,10 @@ class rwlock {
   void lock() noexcept;
   void unlock() noexcept;
 
+  // Fork child only, while it has no other thread: frees the lock whatever the parent's
+  // threads held at the fork (they do not exist in the child, so they never unlock it).
+  void reset_after_fork() noexcept { word_.store(0, native::relaxed); }
+
   static constexpr std::uint32_t kReaderMask = 0xffffu;
   static constexpr std::uint32_t kWaiterUnit = 1u << 16;
   static constexpr std::uint32_t kWaiterMask = 0x3fffu << 16;

@@ -307,4 +307,58 @@ TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
   rt::numa_free(data);
 }
 
+// A fork() while a parent thread held an inherited runtime's region registry: the balancer
+// scans with the lock shared, and a writer thread in the parent registers and unregisters a
+// region of its own (the lock exclusive, then the directory's writer mutex, which the fork's
+// prepare handler holds). The child unregisters the inherited region, as destroying its group
+// or its container would. Without the child handler's release of every registry's lock
+// (I-SAMPLE-16) the child waits for ever for a thread that does not exist (the kill timer fails
+// the test; measured without it: the first child hung).
+TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
+  if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
+  rt::config pc = test_config("parent");
+  pc.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  pc.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
+  rt::runtime r{pc};
+  ASSERT_EQ(r.nodes(), 2);
+  rt::group g{r, "inherited data"};
+  rt::group churn{r, "churn"};
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = 256 * page;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{0}));
+  rt::register_region(g, data, bytes);
+  void* other = r.numa_alloc(bytes, rt::node_id{1});
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> churned{0};
+  std::thread writer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      rt::register_region(churn, other, bytes);
+      rt::unregister_region(churn, other);
+      churned.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((churned.load() < 20 || r.stats().total("numa_pages_protected") == 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool going = churned.load() >= 20 && r.stats().total("numa_pages_protected") != 0;
+  if (going) {
+    for (int k = 0; k < 20; ++k) {
+      const auto c = fork_test::start_child([&](report& rep) {
+        rt::unregister_region(g, data);
+        for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
+        rep.check(data[0] == 2, "the child could not write the region it unregistered");
+      });
+      const auto out = fork_test::await_child(c);
+      EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
+      if (!out.exited_cleanly()) break;
+    }
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_TRUE(going) << "the writer did not get going, or no page was protected";
+  rt::unregister_region(g, data);
+  rt::numa_free(data);
+  rt::numa_free(other);
+}
+
 }  // namespace
