@@ -101,32 +101,49 @@ std::uint32_t my_stripe() noexcept {
   return tls_stripe - 1;
 }
 
-// Gives the thread's owned slot back when the thread exits. Built on the claiming thread,
-// outside any handler (claim_owned_slot is called from page_node only).
-struct owned_slot_guard {
-  owned_slot_guard() = default;
-  owned_slot_guard(const owned_slot_guard&) = delete;
-  owned_slot_guard& operator=(const owned_slot_guard&) = delete;
-  ~owned_slot_guard() {
-    const std::uint32_t k = tls_owned;
-    tls_owned = kNoOwnedSlot;  // later sections of this thread (other destructors) use stripes
-    if (k != 0 && k != kNoOwnedSlot) g_owned[k - 1].taken.store(0, native::release);
-  }
+// Gives the exiting thread's owned slot back: the destructor of owned_slot_key(), whose value
+// is the slot + 1. A pthread key and not a C++ thread_local, whose destructors have all run
+// when another library's key destructor makes the thread's first page_node: POSIX calls the
+// destructor of a key set during that round in the next one (PTHREAD_DESTRUCTOR_ITERATIONS
+// rounds, 4 on glibc; a thread whose first page_node comes in the last round keeps its slot).
+void release_owned_slot(void* slot_plus_one) noexcept {
+  tls_owned = kNoOwnedSlot;  // later sections of this thread (other destructors) use stripes
+  const auto k = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(slot_plus_one));
+  g_owned[k - 1].taken.store(0, native::release);
+}
+
+// The key, created at the first claim; `created` false when pthread_key_create failed (every
+// key of the process taken): no thread owns a slot then.
+struct slot_key {
+  pthread_key_t key{};
+  bool created = false;
 };
+const slot_key& owned_slot_key() noexcept {
+  static const slot_key k = [] {
+    slot_key s;
+    s.created = ::pthread_key_create(&s.key, release_owned_slot) == 0;
+    return s;
+  }();
+  return k;
+}
 
 // I-SAMPLE-15: the calling thread's first page_node claims a free owned slot when membarrier
-// is available; not async-signal-safe (it registers the exit guard), so handlers and
-// note_access only use a slot their thread already owns.
+// is available; not async-signal-safe (it sets the exit key), so handlers and note_access only
+// use a slot their thread already owns.
 void claim_owned_slot() noexcept {
   tls_owned = kNoOwnedSlot;
   if (!sync::asym_fence::available()) return;
+  const slot_key& key = owned_slot_key();
+  if (!key.created) return;
   for (std::uint32_t k = 0; k < kOwnedReaders; ++k) {
     std::uint32_t free = 0;
     if (g_owned[k].taken.load(native::relaxed) == 0 &&
         g_owned[k].taken.compare_exchange_strong(free, 1, native::acquire, native::relaxed)) {
-      static thread_local owned_slot_guard guard;
+      if (::pthread_setspecific(key.key, reinterpret_cast<void*>(std::uintptr_t{k} + 1)) != 0) {
+        g_owned[k].taken.store(0, native::release);
+        return;
+      }
       tls_owned = k + 1;
-      (void)guard;
       return;
     }
   }

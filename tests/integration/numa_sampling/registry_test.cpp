@@ -1,6 +1,8 @@
 // The region registry: argument checks, overlap, removal, page nodes, explicit samples.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <optional>
 #include <stdexcept>
@@ -161,6 +163,42 @@ TEST(Registry, EachThreadOwnsAReaderSlotAfterItsFirstPageNodeAndGivesItBackAtExi
   }
   EXPECT_EQ(owned, kThreads);
   EXPECT_EQ(right, kThreads);
+}
+
+// The same when a thread's first page_node runs in a pthread key's destructor (another
+// library's thread-exit hook), after the thread's C++ thread_local destructors have run: the
+// slot still goes back. It did not while a thread_local gave it back: after 256 such threads
+// every thread of the process read on a stripe.
+pthread_key_t g_exit_hook_key;
+mapping* g_exit_hook_mapping = nullptr;
+std::atomic<int> g_exit_hook_owned{0};
+
+TEST(Registry, AThreadWhoseFirstPageNodeRunsInAKeyDestructorGivesItsSlotBack) {
+  if (!rt::sync::asym_fence::available()) GTEST_SKIP() << "no membarrier: every reader uses a stripe";
+  mapping m(1);
+  region_registry reg(sampling_mode::explicit_only);
+  reg.add(&key_a, m.data(), page(), 3);
+  g_exit_hook_mapping = &m;
+  ASSERT_EQ(::pthread_key_create(&g_exit_hook_key,
+                                 [](void*) {
+                                   if (page_node(g_exit_hook_mapping->data()) == 3 && rt::numa::detail::owns_reader_slot())
+                                     g_exit_hook_owned.fetch_add(1);
+                                 }),
+            0);
+  constexpr int kThreads = 600;  // over twice the slots
+  for (int i = 0; i < kThreads; ++i) {
+    std::thread t([] { ::pthread_setspecific(g_exit_hook_key, &g_exit_hook_key); });
+    t.join();
+  }
+  ::pthread_key_delete(g_exit_hook_key);
+  EXPECT_EQ(g_exit_hook_owned.load(), kThreads);
+  bool owns = false;
+  std::thread after([&] {
+    static_cast<void>(page_node(m.data()));
+    owns = rt::numa::detail::owns_reader_slot();
+  });
+  after.join();
+  EXPECT_TRUE(owns) << "a thread after them found no free slot";
 }
 
 // I-SAMPLE-3 with I-SAMPLE-15: readers on their own slots never see a region that a writer
