@@ -60,7 +60,7 @@ for h in "${harnesses[@]}"; do
     # A CI machine keeps its output, not its files: the reason and the input go to the output.
     grep -m1 -E '^SUMMARY: |fuzz property violated|^==[0-9]+== ?ERROR: libFuzzer' "$work/log" | sed 's/^/  /' || true
     if [ -n "$found" ] && [ "$(stat -c %s "$found")" -le "$print_max" ]; then
-      echo "  input, base64 (base64 -d > regressions/$h/NAME): $(base64 -w0 "$found")"
+      echo "  input, base64 (base64 -d > tests/fuzz/regressions/$h/NAME): $(base64 -w0 "$found")"
     fi
     status=1
   else
