@@ -362,7 +362,7 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
   double waited = 0;
   double occupied = 0;
   for (const task_times& x : times) {
-    if (x.start_ns < 0 || x.end_ns < 0) throw std::runtime_error("a task never started: the runtime lost it");
+    if (x.start_ns < 0 || x.end_ns < 0) throw std::runtime_error("a task never ran to its end: the runtime lost it");
     if (x.group) waited += static_cast<double>(x.start_ns - x.spawn_ns);
     occupied += static_cast<double>(x.end_ns - x.start_ns);
   }

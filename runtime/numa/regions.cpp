@@ -389,7 +389,7 @@ region_registry::region_registry(sampling_mode mode, std::size_t block_pages)
 region_registry::~region_registry() {
   {
     sync::exclusive_guard g(lock_);
-    retire_locked(std::move(regions_));
+    retire_locked([](const region_state&) { return true; });
   }
   std::lock_guard<std::mutex> w(g_write_mu);
   (prev_ != nullptr ? prev_->next_ : all_) = next_;
@@ -450,39 +450,46 @@ void region_registry::remove(const void* key, void* p) {
                                [&](const auto& r) { return r->key == key && r->start == start; });
   if (it == regions_.end())
     throw std::invalid_argument("rt::unregister_region: no region of this group starts at " + hex(start));
-  std::vector<std::unique_ptr<region_state>> gone;
-  gone.push_back(std::move(*it));
-  regions_.erase(it);
-  retire_locked(std::move(gone));
+  const region_state* target = it->get();
+  retire_locked([target](const region_state& r) { return &r == target; });
 }
 
 std::size_t region_registry::remove_all(const void* key) {
   sync::exclusive_guard g(lock_);
-  std::vector<std::unique_ptr<region_state>> gone;
-  for (auto& r : regions_)
-    if (r->key == key) gone.push_back(std::move(r));
-  std::erase(regions_, nullptr);
-  const std::size_t n = gone.size();
-  if (n != 0) retire_locked(std::move(gone));
-  return n;
+  return retire_locked([key](const region_state& r) { return r.key == key; });
 }
 
-// Under lock_ exclusively: restores access to `gone`, drops them from the directory and frees
-// them after the grace period (I-SAMPLE-3).
-void region_registry::retire_locked(std::vector<std::unique_ptr<region_state>> gone) {
-  if (gone.empty()) return;
-  std::vector<const region_state*> drop;
-  drop.reserve(gone.size());
-  for (const auto& r : gone) {
+// Under lock_ exclusively: restores access to the regions `pick` selects, then, under
+// g_write_mu, takes them out of regions_ and the directory and frees them after the grace
+// period (I-SAMPLE-3). Returns how many. regions_ changes only under g_write_mu, which the
+// fork prepare handler holds: a child that inherits lock_ held finds regions_ whole
+// (I-SAMPLE-16).
+template <class Pick>
+std::size_t region_registry::retire_locked(Pick pick) {
+  std::size_t n = 0;
+  for (const auto& r : regions_) {
+    if (!pick(*r)) continue;
     // Restore first: a thread that faults on one of these pages from now on either finds
     // the region (and the page restoring or open) or, after the publication below, a retry
     // that succeeds (I-SAMPLE-10). Fails only for memory freed while registered: ignored.
     ::mprotect(reinterpret_cast<void*>(r->lo), r->hi - r->lo, PROT_READ | PROT_WRITE);
-    drop.push_back(r.get());
+    ++n;
   }
+  if (n == 0) return 0;
   std::lock_guard<std::mutex> w(g_write_mu);
+  std::vector<const region_state*> drop;
+  std::vector<std::unique_ptr<region_state>> gone;
+  drop.reserve(n);
+  gone.reserve(n);
+  for (auto& r : regions_) {
+    if (!pick(*r)) continue;
+    drop.push_back(r.get());
+    gone.push_back(std::move(r));
+  }
+  std::erase(regions_, nullptr);
   publish(rebuilt(drop, nullptr), std::move(gone));
   cursor_ = 0;
+  return n;
 }
 
 scan_result region_registry::protect_next_window(std::size_t pages) {

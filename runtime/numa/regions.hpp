@@ -115,7 +115,8 @@ class region_registry {
   static void release_locks_after_fork() noexcept;
 
  private:
-  void retire_locked(std::vector<std::unique_ptr<detail::region_state>> gone);
+  template <class Pick>
+  std::size_t retire_locked(Pick pick);
 
   const sampling_mode mode_;
   const std::size_t page_;
@@ -126,7 +127,8 @@ class region_registry {
   static region_registry* all_;
   region_registry* prev_ = nullptr;
   region_registry* next_ = nullptr;
-  // Sorted by address. Written under lock_ exclusively, read under it shared.
+  // Sorted by address. Written under lock_ exclusively and the directory's writer mutex (so a
+  // fork child, which frees lock_, finds it whole: I-SAMPLE-16), read under lock_ shared.
   std::vector<std::unique_ptr<detail::region_state>> regions_;
   // The scan cursor: the next page address to visit. Written and read by the scanner only
   // (under lock_ shared; one scanner at a time), reset by writers under lock_ exclusively.

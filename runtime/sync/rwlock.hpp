@@ -13,7 +13,8 @@
 // Readers may wait behind a stream of writers; the registry's writers are registrations,
 // rare next to the balancer's periods.
 //
-// The word is written by every locker and unlocker (RMWs only) and read by all of them.
+// The word is written by every locker and unlocker (RMWs only), and by a fork child's
+// reset_after_fork (a relaxed store, with no other thread in the child), and read by all of them.
 // Acquisitions are acquire RMWs, releases are release RMWs: what a holder wrote before
 // unlocking is visible to the next holder (reader or writer) after its acquiring RMW.
 #pragma once
@@ -43,7 +44,8 @@ class rwlock {
   void unlock() noexcept;
 
   // Fork child only, while it has no other thread: frees the lock whatever the parent's
-  // threads held at the fork (they do not exist in the child, so they never unlock it).
+  // threads held at the fork (they do not exist in the child, so they never unlock it). A
+  // relaxed store: no other thread exists to order against.
   void reset_after_fork() noexcept { word_.store(0, native::relaxed); }
 
   static constexpr std::uint32_t kReaderMask = 0xffffu;

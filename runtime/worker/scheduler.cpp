@@ -1340,13 +1340,17 @@ void scheduler::dump_state(std::ostream& os) const {
   }
 }
 
+// In a fork child the balancer and the trace of an inherited (orphaned) runtime are never
+// used again, and their locks may be held by parent threads that do not exist there (ADR
+// 0007): groups made or destroyed in the child skip them.
 void scheduler::note_group(const group_state* g) {
+  if (orphaned()) return;
   if (trace_ != nullptr) trace_->name_group(trace_id(g), g->name);
   balancer_->add_group(g, g->parent);
 }
 
 void scheduler::forget_group(const group_state* g) {
-  balancer_->remove_group(g);
+  if (!orphaned()) balancer_->remove_group(g);
   regions_.remove_all(g);
 }
 
@@ -1459,7 +1463,9 @@ rt::stats scheduler::snapshot() const {
     s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
   for (int n = 0; n < topo_.node_count(); ++n) s.node_memory_bytes.push_back(arenas_->bytes(n));
   s.numa_scan_period_ms = balancer_->scan_period_ms();
-  balancer_->for_each_group([&](const void* key, const void* parent, const numa::balancer::group_counters& c) {
+  // An orphaned runtime's balancer may have been locked by the parent's balancer thread at
+  // the fork (ADR 0007): its stats have no group rows.
+  if (!orphaned()) balancer_->for_each_group([&](const void* key, const void* parent, const numa::balancer::group_counters& c) {
     const auto* g = static_cast<const group_state*>(key);
     rt::stats::group_row row;
     row.name = g->name;

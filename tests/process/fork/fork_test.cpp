@@ -307,13 +307,15 @@ TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
   rt::numa_free(data);
 }
 
-// A fork() while a parent thread held an inherited runtime's region registry: the balancer
-// scans with the lock shared, and a writer thread in the parent registers and unregisters a
-// region of its own (the lock exclusive, then the directory's writer mutex, which the fork's
-// prepare handler holds). The child unregisters the inherited region, as destroying its group
-// or its container would. Without the child handler's release of every registry's lock
-// (I-SAMPLE-16) the child waits for ever for a thread that does not exist (the kill timer fails
-// the test; measured without it: the first child hung).
+// A fork() while parent threads held an inherited runtime's locks: the balancer scans with the
+// region registry's lock shared and walks its groups with its own lock shared (2,000 groups
+// make that walk long), and a writer thread in the parent registers and unregisters a region
+// of its own (the registry lock exclusive, then the directory's writer mutex, which the fork's
+// prepare handler holds). The child unregisters the inherited region and destroys an
+// inherited group with a region, as destroying a container or a group in the child would.
+// Without the child handler's release of every registry's lock (I-SAMPLE-16) the first child
+// hung; with it but with the orphaned runtime's balancer still told of the group's end, the
+// first or the second child hung, in 5 runs of 5 (the kill timer fails the test).
 TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
   if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
   rt::config pc = test_config("parent");
@@ -323,8 +325,12 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
   ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "inherited data"};
   rt::group churn{r, "churn"};
+  std::vector<std::unique_ptr<rt::group>> many;
+  for (int i = 0; i < 2000; ++i) many.push_back(std::make_unique<rt::group>(r, "many"));
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t bytes = 256 * page;
+  void* doomed_data = r.numa_alloc(page, rt::node_id{1});
+  rt::register_region(*many.back(), doomed_data, page);
   auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{0}));
   rt::register_region(g, data, bytes);
   void* other = r.numa_alloc(bytes, rt::node_id{1});
@@ -347,6 +353,7 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
         rt::unregister_region(g, data);
         for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
         rep.check(data[0] == 2, "the child could not write the region it unregistered");
+        many.back().reset();
       });
       const auto out = fork_test::await_child(c);
       EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
@@ -357,8 +364,10 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
   writer.join();
   EXPECT_TRUE(going) << "the writer did not get going, or no page was protected";
   rt::unregister_region(g, data);
+  many.clear();
   rt::numa_free(data);
   rt::numa_free(other);
+  rt::numa_free(doomed_data);
 }
 
 }  // namespace
