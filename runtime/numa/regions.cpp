@@ -437,6 +437,7 @@ void region_registry::add(const void* key, void* p, std::size_t bytes, int node)
                                 range(other->lo, other->hi) + (other->key == key ? " of the same group" : "") +
                                 (other->owner == this ? "" : " of another runtime"));
   const region_state* added = r.get();
+  regions_.reserve(regions_.size() + 1);  // the insert below cannot throw once published
   publish(rebuilt({}, added), {});
   const auto at = std::lower_bound(regions_.begin(), regions_.end(), added->lo,
                                    [](const auto& x, std::uintptr_t lo) { return x->lo < lo; });
@@ -466,6 +467,12 @@ std::size_t region_registry::remove_all(const void* key) {
 // (I-SAMPLE-16).
 template <class Pick>
 std::size_t region_registry::retire_locked(Pick pick) {
+  // Every allocation comes before the first change: a bad_alloc leaves the registry and the
+  // directory as they were (at worst with some pages already readable again).
+  std::vector<const region_state*> drop;
+  std::vector<std::unique_ptr<region_state>> gone;
+  drop.reserve(regions_.size());
+  gone.reserve(regions_.size());
   std::size_t n = 0;
   for (const auto& r : regions_) {
     if (!pick(*r)) continue;
@@ -477,17 +484,13 @@ std::size_t region_registry::retire_locked(Pick pick) {
   }
   if (n == 0) return 0;
   std::lock_guard<std::mutex> w(g_write_mu);
-  std::vector<const region_state*> drop;
-  std::vector<std::unique_ptr<region_state>> gone;
-  drop.reserve(n);
-  gone.reserve(n);
-  for (auto& r : regions_) {
-    if (!pick(*r)) continue;
-    drop.push_back(r.get());
-    gone.push_back(std::move(r));
-  }
+  for (const auto& r : regions_)
+    if (pick(*r)) drop.push_back(r.get());
+  std::unique_ptr<snapshot> next = rebuilt(drop, nullptr);
+  for (auto& r : regions_)
+    if (pick(*r)) gone.push_back(std::move(r));
   std::erase(regions_, nullptr);
-  publish(rebuilt(drop, nullptr), std::move(gone));
+  publish(std::move(next), std::move(gone));
   cursor_ = 0;
   return n;
 }

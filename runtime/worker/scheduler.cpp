@@ -1440,6 +1440,12 @@ bool scheduler::dump_trace() const {
     std::cerr << "numart: dump_trace: tracing is off for runtime '" << name_ << "' (set RT_TRACE or config.trace_path)\n";
     return false;
   }
+  // ADR 0007: in a fork child the trace's locks may be held by parent threads that are gone,
+  // and its file is the parent's.
+  if (orphaned()) {
+    std::cerr << "numart: dump_trace: runtime '" << name_ << "' was inherited through fork(); its trace belongs to the parent\n";
+    return false;
+  }
   return trace_->dump(std::cerr);
 }
 
@@ -1462,9 +1468,10 @@ rt::stats scheduler::snapshot() const {
   for (std::size_t c = 0; c < ctr::kCounterCount; ++c)
     s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
   for (int n = 0; n < topo_.node_count(); ++n) s.node_memory_bytes.push_back(arenas_->bytes(n));
-  s.numa_scan_period_ms = balancer_->scan_period_ms();
   // An orphaned runtime's balancer may have been locked by the parent's balancer thread at
-  // the fork (ADR 0007): its stats have no group rows.
+  // the fork, and is gone once the child shut the runtime down (ADR 0007): its stats have no
+  // scan period and no group rows.
+  s.numa_scan_period_ms = orphaned() ? 0 : balancer_->scan_period_ms();
   if (!orphaned()) balancer_->for_each_group([&](const void* key, const void* parent, const numa::balancer::group_counters& c) {
     const auto* g = static_cast<const group_state*>(key);
     rt::stats::group_row row;

@@ -210,7 +210,6 @@ class scheduler {
   // Node memory and regions (include/rt/numa.hpp).
   const memory::node_arenas& arenas() const { return *arenas_; }
   numa::region_registry& regions() { return regions_; }
-  std::int64_t numa_scan_period_ms() const { return balancer_->scan_period_ms(); }
 
   runtime* owner() const { return owner_; }
   int worker_count() const { return static_cast<int>(workers_.size()); }

@@ -354,6 +354,11 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
         for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
         rep.check(data[0] == 2, "the child could not write the region it unregistered");
         many.back().reset();
+        // The inherited balancer is not read (its lock may be held), before or after the
+        // child shuts the runtime down (which releases it).
+        rep.check(r.stats().groups.empty(), "the inherited runtime's stats read its balancer's groups");
+        r.shutdown();
+        rep.check(r.stats().numa_scan_period_ms == 0, "the inherited runtime's stats read its balancer after shutdown");
       });
       const auto out = fork_test::await_child(c);
       EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
