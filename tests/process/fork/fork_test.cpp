@@ -239,6 +239,16 @@ TEST(Fork, ChildDestroysTheInheritedRuntime) {
   expect_parent_unaffected(*r, s);
 }
 
+// A parent runtime on two virtual nodes, so that the balancer runs and protects windows of
+// its regions (one node has nothing to balance), with short periods, so that pages are
+// protected and restored often.
+rt::config balancing_parent_config() {
+  rt::config pc = test_config("parent");
+  pc.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  pc.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
+  return pc;
+}
+
 // I-SAMPLE-16: the parent's threads look up (rt::node_of) and write a registered region
 // without pause while the balancer protects windows of it, so at a fork some are inside a
 // read section and the child inherits their counts; a page may also be mid-protect or
@@ -249,12 +259,7 @@ TEST(Fork, ChildDestroysTheInheritedRuntime) {
 // fifth, child of 20 hung).
 TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
   if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
-  // Two virtual nodes, so that the balancer runs and protects windows of the region (one node
-  // has nothing to balance); short periods, so that pages are protected and restored often.
-  rt::config pc = test_config("parent");
-  pc.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
-  pc.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
-  rt::runtime r{pc};
+  rt::runtime r{balancing_parent_config()};
   ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "parent data"};
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -318,10 +323,7 @@ TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
 // first or the second child hung, in 5 runs of 5 (the kill timer fails the test).
 TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
   if (kChildThreadsUnsupported) GTEST_SKIP() << kTsanReason;
-  rt::config pc = test_config("parent");
-  pc.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
-  pc.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
-  rt::runtime r{pc};
+  rt::runtime r{balancing_parent_config()};
   ASSERT_EQ(r.nodes(), 2);
   rt::group g{r, "inherited data"};
   rt::group churn{r, "churn"};
