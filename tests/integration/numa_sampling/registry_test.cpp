@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -215,7 +216,6 @@ TEST(Registry, ReadersOnTheirOwnSlotsSeeAChurnedRegionWholeOrNotAtAll) {
   std::vector<std::thread> readers;
   for (int r = 0; r < 3; ++r)
     readers.emplace_back([&] {
-      long here = 0;
       if (page_node(m.data()) != 1) wrong.fetch_add(1);
       owners.fetch_add(rt::numa::detail::owns_reader_slot() ? 1 : 0);
       started.fetch_add(1);
@@ -224,13 +224,16 @@ TEST(Registry, ReadersOnTheirOwnSlotsSeeAChurnedRegionWholeOrNotAtAll) {
         const std::optional<int> n3 = page_node(m.page_at(3));
         if (n2.has_value() && *n2 != 5) wrong.fetch_add(1);
         if (n3.has_value() && *n3 != 5 && *n3 != 6) wrong.fetch_add(1);
-        here += (n2.has_value() ? 1 : 0) + (n3.has_value() ? 1 : 0);
+        if (n2.has_value() || n3.has_value()) seen.fetch_add(1, std::memory_order_relaxed);
       }
-      seen.fetch_add(here);
     });
   // The churn starts once every reader is past its first section: it races sections, not start-up.
+  // It runs 400 rounds and then on until a reader has seen the region (on a loaded 2-core
+  // machine the readers may not run during the first 400, about 15 ms), for at most 10 s.
   while (started.load() != 3) std::this_thread::yield();
-  for (int i = 0; i < 400; ++i) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int i = 0; i < 400 || (seen.load(std::memory_order_relaxed) == 0 && std::chrono::steady_clock::now() < give_up);
+       ++i) {
     reg.add(&key_b, m.page_at(2), 2 * page(), 5);
     reg.set_node(m.page_at(3), 1, 6);
     reg.remove(&key_b, m.page_at(2));
