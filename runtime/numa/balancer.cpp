@@ -196,6 +196,7 @@ bool balancer::pass() {
     }
   }
   if (moved > 0) host_.count(balancer_event::home_moved, moved);
+  if (res.member_swaps > 0) host_.count(balancer_event::member_swapped, res.member_swaps);
   for (auto& e : groups_) {
     e->period.clear();
     e->counts = {};

@@ -37,6 +37,7 @@ enum class balancer_event : std::uint8_t {
   samples_dropped,   // numa_samples_dropped
   home_moved,        // numa_home_moves
   page_migrated,     // numa_pages_migrated
+  member_swapped,    // numa_member_swaps
 };
 
 // Implemented by the scheduler (runtime/worker/). Called from the balancer thread only, with

@@ -48,6 +48,103 @@ std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   return static_cast<std::uint64_t>(static_cast<u128>(a) * b / c);
 }
 
+// I-NUMA-14: the swap of task_numa_compare() between tasks of two numa_groups, for members
+// left outside their parent's island by place_member (which follows each member's own data).
+// A member on node x outside the island edge of its parent's best node trades nodes with a
+// member of another group on a node y of that edge, same load (the swap keeps every node's
+// load). The partners rank by how many of the two end inside their islands, then by the two
+// groups' weight gain w_a(y) - w_a(x) + w_b(x) - w_b(y); a swap that leaves as many members
+// outside as before must gain more than SMALLIMP. So the count of members outside their
+// islands never grows within a pass. One sweep over the members per pass (the next pass
+// continues), cost O(members outside their island x edge nodes x members per node).
+class member_swaps {
+ public:
+  explicit member_swaps(std::size_t nodes) : nodes_(nodes) {}
+
+  // A group with members and samples: its weights (kNumaScoreScale * pulled score / total)
+  // and the centre of its island. Returns its slot.
+  int add_group(std::span<const std::uint64_t> scores, std::uint64_t total, int centre) {
+    for (const std::uint64_t sc : scores) w_.push_back(mul_div(sc, kNumaScoreScale, total));
+    centre_.push_back(centre);
+    return static_cast<int>(centre_.size()) - 1;
+  }
+  // Every member in res.member_nodes order: its group's slot (-1: no weights) and its load.
+  void add_member(int slot, std::uint64_t load) {
+    slot_.push_back(slot);
+    load_.push_back(load);
+  }
+
+  std::size_t run(const numa_scorer& sc, std::vector<int>& node_of, const tun::settings& s) {
+    // The members on each node, CSR; a swap exchanges two entries and keeps every count.
+    std::vector<std::uint32_t> begin(nodes_ + 1, 0);
+    for (const int n : node_of) {
+      if (n >= 0) ++begin[static_cast<std::size_t>(n) + 1];
+    }
+    for (std::size_t n = 0; n < nodes_; ++n) begin[n + 1] += begin[n];
+    std::vector<std::uint32_t> on(begin[nodes_]);
+    std::vector<std::uint32_t> at(node_of.size(), 0);  // member -> its index into `on`
+    {
+      std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+      for (std::size_t i = 0; i < node_of.size(); ++i) {
+        if (node_of[i] < 0) continue;
+        at[i] = fill[static_cast<std::size_t>(node_of[i])]++;
+        on[at[i]] = static_cast<std::uint32_t>(i);
+      }
+    }
+    const auto w = [&](int slot, int n) {
+      return static_cast<std::int64_t>(w_[static_cast<std::size_t>(slot) * nodes_ + static_cast<std::size_t>(n)]);
+    };
+    const auto smallimp = static_cast<std::int64_t>(kNumaScoreScale) * s.t.numa_preferred_hysteresis_permille / 1000;
+    std::size_t swaps = 0;
+    for (std::size_t i = 0; i < node_of.size(); ++i) {
+      const int a = slot_[i];
+      const int x = node_of[i];
+      if (a < 0 || x < 0 || load_[i] == 0) continue;
+      const core::cpumask& edge = sc.island_edge(centre_[static_cast<std::size_t>(a)]);
+      if (edge.test(static_cast<std::size_t>(x))) continue;
+      // Ranked by (members brought into their island, weight gain): i always comes in; j may
+      // leave its island, stay, or come in too. A swap that brings none in net must gain weight.
+      int best_in = 0;
+      std::int64_t best_gain = smallimp;
+      std::uint32_t best = 0;
+      bool found = false;
+      edge.for_each([&](std::size_t y) {
+        for (std::uint32_t k = begin[y]; k < begin[y + 1]; ++k) {
+          const std::uint32_t j = on[k];
+          const int b = slot_[j];
+          if (b < 0 || b == a || load_[j] != load_[i]) continue;
+          const int ny = static_cast<int>(y);
+          const int in = 1 + inside(sc, b, x) - inside(sc, b, ny);
+          const std::int64_t gain = w(a, ny) - w(a, x) + w(b, x) - w(b, ny);
+          if (in < best_in || (in == best_in && gain <= best_gain)) continue;
+          best_in = in;
+          best_gain = gain;
+          best = j;
+          found = true;
+        }
+      });
+      if (!found) continue;
+      std::swap(on[at[i]], on[at[best]]);
+      std::swap(at[i], at[best]);
+      node_of[i] = node_of[best];
+      node_of[best] = x;
+      ++swaps;
+    }
+    return swaps;
+  }
+
+ private:
+  int inside(const numa_scorer& sc, int slot, int n) const {
+    return sc.island_edge(centre_[static_cast<std::size_t>(slot)]).test(static_cast<std::size_t>(n)) ? 1 : 0;
+  }
+
+  std::size_t nodes_;
+  std::vector<std::uint64_t> w_;     // [slot * nodes + n]
+  std::vector<int> centre_;          // per slot
+  std::vector<int> slot_;            // per member
+  std::vector<std::uint64_t> load_;  // per member
+};
+
 // numa_move_fits() with imbalance_pct * capacity computed once per node (I-NUMA-8):
 // 100 * (load + adds) <= pct * capacity  <=>  load + adds <= floor(pct * capacity / 100).
 class node_room {
@@ -539,6 +636,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   numa_locality_counts counts;
   std::vector<std::uint64_t> member_load(n_nodes, 0);  // members placed so far, all groups
   const numa_faults none(sc.node_count());
+  member_swaps swaps(n_nodes);
 
   for (const numa_group_input& g : in.groups) {
     // I-NUMA-2: the group's faults are its own plus its members'; alone, its own are used as
@@ -609,6 +707,8 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     // I-NUMA-7, I-NUMA-11: members choose among the parent's active nodes and its island's
     // edge, where there is room.
     if (!g.members.empty()) {
+      const int slot = s.f.NUMA_SWAP && f->total_mem != 0 ? swaps.add_group(scores, f->total_mem, d.best) : -1;
+      for (const numa_member_input& m : g.members) swaps.add_member(slot, m.load);
       const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
       const auto member_fits = [&](int n, std::uint64_t load, std::uint64_t adds) { return room.fits(sc, n, load, adds); };
       for (const numa_member_input& m : g.members)
@@ -616,6 +716,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     }
     res.groups.push_back(std::move(d));
   }
+  if (s.f.NUMA_SWAP) res.member_swaps = swaps.run(sc, res.member_nodes, s);
   res.scan_period_ms = numa_next_scan_period(in.scan_period_ms, counts, s);
   return res;
 }

@@ -277,6 +277,7 @@ struct numa_group_decision {
 struct numa_pass_result {
   std::vector<numa_group_decision> groups;   // one per input group, same order
   std::vector<int> member_nodes;             // every member's preferred node, groups in order
+  std::size_t member_swaps = 0;              // pairs of members that traded nodes (I-NUMA-14)
   std::vector<std::uint64_t> node_load;      // node_load after the pass's moves
   std::int64_t scan_period_ms = 0;           // the next period, from the summed counts
 };

@@ -1387,6 +1387,7 @@ void scheduler::balancer_glue::count(numa::balancer_event e, std::uint64_t n) {
     case numa::balancer_event::samples_dropped: c = ctr::counter::numa_samples_dropped; break;
     case numa::balancer_event::home_moved: c = ctr::counter::numa_home_moves; break;
     case numa::balancer_event::page_migrated: c = ctr::counter::numa_pages_migrated; break;
+    case numa::balancer_event::member_swapped: c = ctr::counter::numa_member_swaps; break;
   }
   s.outside_counters_.add_shared(c, n);
 }

@@ -732,5 +732,108 @@ TEST(NumaPass, AMemberLeavesAFullIslandForANodeWithRoom) {
   EXPECT_EQ(member_load[0], 11u * kCapacityScale);
 }
 
+// I-NUMA-14: examples/jbb's trap on the virtual Opteron (2 workers a node, two instances of 8
+// one-worker members). Instance A keeps its data on {0,2,4,6} around 0, instance B on
+// {1,3,5,7} around 7: B's members on node 1 are 22 from 7, outside its island {3,4,5,6,7}, and
+// no A member's own data pulls it away from 4 or 6. Per node (F = 200 samples, 2 members):
+// A raw 0,2,4,6 = 200 + 600/2 = 500, raw 1 = (200 + 200)/2 = 200; the pull toward 0 (x12 on
+// 0 and {1,2,4,6}): 6000 and 2400, weights (x1024 / 800) 7680 and 3072. B raw 1 = 200 +
+// 400/2 = 400 (not pulled), weight 512; raw 4 = raw 6 = 600/2 = 300, pulled 3600, weight 4608.
+// Swapping B's member on 1 with A's on 4: 4608 - 512 + 3072 - 7680 = -512 (on 6 the same),
+// but both end inside their islands, which outranks the weights: A {0,1,2,6}, B {3,4,5,7}.
+TEST(NumaPass, MembersOutsideTheirIslandSwapIntoIt) {
+  const topo::topology& t = machine("64amd64-4p2n4ca2co");
+  const std::vector<std::uint32_t> caps(8, 2 * kCapacityScale);
+  const numa_scorer sc(t, caps);
+  std::vector<numa_faults> faults(16, numa_faults(8));
+  std::vector<numa_member_input> members;
+  const int data[16] = {0, 0, 2, 2, 4, 4, 6, 6, 1, 1, 3, 3, 5, 5, 7, 7};
+  for (int i = 0; i < 16; ++i) {
+    faults[static_cast<std::size_t>(i)].add_sample(data[i], data[i], 100);
+    members.push_back({&faults[static_cast<std::size_t>(i)], data[i], kCapacityScale});
+  }
+  const std::span<const numa_member_input> all(members);
+  const std::vector<numa_group_input> g{{nullptr, all.subspan(0, 8), 0, 0, 8 * kCapacityScale, {}},
+                                        {nullptr, all.subspan(8, 8), 7, 7, 8 * kCapacityScale, {}}};
+  const u64v load(8, 2 * kCapacityScale);
+  tun::settings s;
+  const numa_pass_result r = balance_pass(sc, {g, load, 100}, s);
+  EXPECT_EQ(r.groups[0].best, 0);
+  EXPECT_EQ(r.groups[1].best, 7);
+  EXPECT_EQ(r.member_nodes, (std::vector<int>{0, 0, 2, 2, 1, 1, 6, 6, 4, 4, 3, 3, 5, 5, 7, 7}));
+  EXPECT_EQ(r.member_swaps, 2u);
+  s.f.NUMA_SWAP = false;
+  const numa_pass_result off = balance_pass(sc, {g, load, 100}, s);
+  EXPECT_EQ(off.member_nodes, (std::vector<int>(std::begin(data), std::end(data))));
+  EXPECT_EQ(off.member_swaps, 0u);
+}
+
+// I-NUMA-14 over random passes: swaps keep every node's member load, move only members whose
+// group has samples, and never leave more members outside their islands than the placement
+// alone (each swap brings one in and takes at most one out, and then must gain weight).
+TEST(NumaPass, SwapsNeverLeaveMoreMembersOutsideTheirIslands) {
+  for (const char* name : {"64amd64-4p2n4ca2co", "192em64t-24n8c2t", "128ia64-17n4s2c"}) {
+    const topo::topology& t = machine(name);
+    const int nodes = t.node_count();
+    const std::vector<std::uint32_t> caps(static_cast<std::size_t>(nodes), 2 * kCapacityScale);
+    const numa_scorer sc(t, caps);
+    core::rng r(5);
+    std::size_t swapped = 0;
+    for (int round = 0; round < 40; ++round) {
+      const int n_groups = 2 + static_cast<int>(r.next_below(3));
+      const int per_group = nodes * 2 / n_groups;
+      std::vector<numa_faults> faults(static_cast<std::size_t>(n_groups * per_group), numa_faults(nodes));
+      std::vector<numa_member_input> members;
+      for (numa_faults& f : faults) {
+        const auto home = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes)));
+        f.add_sample(home, home, 50 + r.next_below(100));
+        const auto other = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes)));
+        f.add_sample(other, home, r.next_below(40));
+        members.push_back({&f, home, r.next_below(4) == 0 ? 0 : kCapacityScale});
+      }
+      std::vector<numa_group_input> groups;
+      const std::span<const numa_member_input> all(members);
+      for (int k = 0; k < n_groups; ++k) {
+        const auto previous = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes)));
+        groups.push_back({nullptr, all.subspan(static_cast<std::size_t>(k * per_group), static_cast<std::size_t>(per_group)),
+                          previous, previous, static_cast<std::uint64_t>(per_group) * kCapacityScale, {}});
+      }
+      const u64v load(static_cast<std::size_t>(nodes), 0);
+      tun::settings s;
+      const numa_pass_result on = balance_pass(sc, {groups, load, 100}, s);
+      s.f.NUMA_SWAP = false;
+      const numa_pass_result off = balance_pass(sc, {groups, load, 100}, s);
+      SCOPED_TRACE(std::string(name) + " round " + std::to_string(round));
+      ASSERT_EQ(on.member_nodes.size(), off.member_nodes.size());
+      const auto outside = [&](const numa_pass_result& res) {
+        int count = 0;
+        for (std::size_t k = 0; k < res.groups.size(); ++k) {
+          for (int m = 0; m < per_group; ++m) {
+            const int node = res.member_nodes[res.groups[k].members_begin + static_cast<std::size_t>(m)];
+            if (res.groups[k].best >= 0 && node >= 0 && !sc.island_edge(res.groups[k].best).test(static_cast<std::size_t>(node)))
+              ++count;
+          }
+        }
+        return count;
+      };
+      EXPECT_LE(outside(on), outside(off));
+      u64v load_on(static_cast<std::size_t>(nodes), 0), load_off(static_cast<std::size_t>(nodes), 0);
+      std::size_t moved = 0;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (on.member_nodes[i] >= 0) load_on[static_cast<std::size_t>(on.member_nodes[i])] += members[i].load;
+        if (off.member_nodes[i] >= 0) load_off[static_cast<std::size_t>(off.member_nodes[i])] += members[i].load;
+        if (on.member_nodes[i] != off.member_nodes[i]) {
+          ++moved;
+          EXPECT_NE(members[i].load, 0u) << "member " << i << " has no load and was swapped";
+        }
+      }
+      EXPECT_EQ(load_on, load_off);
+      EXPECT_LE(moved, 2 * on.member_swaps);  // a member may trade twice in a sweep
+      swapped += on.member_swaps;
+    }
+    EXPECT_GT(swapped, 10u) << name << ": the rounds exercised swaps";
+  }
+}
+
 }  // namespace
 }  // namespace rt::policy
