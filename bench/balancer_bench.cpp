@@ -70,7 +70,8 @@ workload make(const rt::topo::topology& t, std::uint64_t seed) {
   std::size_t next_member = 0;
   for (int g = 0; g < kGroups; ++g) {
     if (g % kGroupsWithMembersEvery == 0) {
-      for (int m = 0; m < kMembersPerGroup; ++m) w.members[static_cast<std::size_t>(g)].push_back({&w.member_faults[next_member++], -1});
+      for (int m = 0; m < kMembersPerGroup; ++m) w.members[static_cast<std::size_t>(g)].push_back(
+            {&w.member_faults[next_member++], -1, rt::policy::kCapacityScale});  // one busy worker each, as the balancer gives
     }
     const int home = static_cast<int>(r.next_below(static_cast<std::uint64_t>(nodes)));
     w.groups.push_back({&w.own[static_cast<std::size_t>(g)], w.members[static_cast<std::size_t>(g)], home, home,

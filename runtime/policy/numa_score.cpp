@@ -52,14 +52,22 @@ std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 // left outside their parent's island by place_member (which follows each member's own data).
 // A member on node x outside the island edge of its parent's best node trades nodes with a
 // member of another group on a node y of that edge, same load (the swap keeps every node's
-// load). The partners rank by how many of the two end inside their islands, then by the two
-// groups' weight gain w_a(y) - w_a(x) + w_b(x) - w_b(y); a swap that leaves as many members
-// outside as before must gain more than SMALLIMP. So the count of members outside their
-// islands never grows within a pass. One sweep over the members per pass (the next pass
-// continues), cost O(members outside their island x edge nodes x members per node).
+// load). Only members with samples and load take part. Partners rank by how many of the two
+// end inside their islands (the member always comes in; the partner comes in, stays or
+// leaves), then by the two groups' summed weight change w_a(y) - w_a(x) + w_b(x) - w_b(y); a
+// swap that brings no member in net is taken only when that sum exceeds SMALLIMP, one that
+// does is taken even at a loss. Like the kernel, which looks at the task of each CPU of the
+// destination, a node's first 2 x its workers' worth of members are the partners looked at.
+// One sweep per pass (the next pass continues): cost O(members outside their island x edge
+// nodes x partners per node).
 class member_swaps {
  public:
-  explicit member_swaps(std::size_t nodes) : nodes_(nodes) {}
+  member_swaps(std::size_t nodes, std::size_t groups, std::size_t members) : nodes_(nodes) {
+    w_.reserve(groups * nodes);
+    centre_.reserve(groups);
+    slot_.reserve(members);
+    load_.reserve(members);
+  }
 
   // A group with members and samples: its weights (kNumaScoreScale * pulled score / total)
   // and the centre of its island. Returns its slot.
@@ -68,17 +76,20 @@ class member_swaps {
     centre_.push_back(centre);
     return static_cast<int>(centre_.size()) - 1;
   }
-  // Every member in res.member_nodes order: its group's slot (-1: no weights) and its load.
-  void add_member(int slot, std::uint64_t load) {
-    slot_.push_back(slot);
-    load_.push_back(load);
+  // Every member in res.member_nodes order, with its group's slot (-1: no weights). A member
+  // without samples or without load never swaps.
+  void add_member(int slot, const numa_member_input& m) {
+    const bool takes_part = m.faults != nullptr && m.faults->total_mem != 0 && m.load != 0;
+    slot_.push_back(takes_part ? slot : -1);
+    load_.push_back(m.load);
   }
 
   std::size_t run(const numa_scorer& sc, std::vector<int>& node_of, const tun::settings& s) {
-    // The members on each node, CSR; a swap exchanges two entries and keeps every count.
+    const auto takes_part = [&](std::size_t i) { return slot_[i] >= 0 && node_of[i] >= 0; };
+    // The members that take part, per node (CSR); a swap exchanges two entries.
     std::vector<std::uint32_t> begin(nodes_ + 1, 0);
-    for (const int n : node_of) {
-      if (n >= 0) ++begin[static_cast<std::size_t>(n) + 1];
+    for (std::size_t i = 0; i < node_of.size(); ++i) {
+      if (takes_part(i)) ++begin[static_cast<std::size_t>(node_of[i]) + 1];
     }
     for (std::size_t n = 0; n < nodes_; ++n) begin[n + 1] += begin[n];
     std::vector<std::uint32_t> on(begin[nodes_]);
@@ -86,7 +97,7 @@ class member_swaps {
     {
       std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
       for (std::size_t i = 0; i < node_of.size(); ++i) {
-        if (node_of[i] < 0) continue;
+        if (!takes_part(i)) continue;
         at[i] = fill[static_cast<std::size_t>(node_of[i])]++;
         on[at[i]] = static_cast<std::uint32_t>(i);
       }
@@ -97,22 +108,22 @@ class member_swaps {
     const auto smallimp = static_cast<std::int64_t>(kNumaScoreScale) * s.t.numa_preferred_hysteresis_permille / 1000;
     std::size_t swaps = 0;
     for (std::size_t i = 0; i < node_of.size(); ++i) {
+      if (!takes_part(i)) continue;
       const int a = slot_[i];
       const int x = node_of[i];
-      if (a < 0 || x < 0 || load_[i] == 0) continue;
       const core::cpumask& edge = sc.island_edge(centre_[static_cast<std::size_t>(a)]);
       if (edge.test(static_cast<std::size_t>(x))) continue;
-      // Ranked by (members brought into their island, weight gain): i always comes in; j may
-      // leave its island, stay, or come in too. A swap that brings none in net must gain weight.
       int best_in = 0;
       std::int64_t best_gain = smallimp;
       std::uint32_t best = 0;
       bool found = false;
       edge.for_each([&](std::size_t y) {
-        for (std::uint32_t k = begin[y]; k < begin[y + 1]; ++k) {
+        const std::uint32_t looked = 2 * std::max<std::uint32_t>(1, sc.capacity(static_cast<int>(y)) / kCapacityScale);
+        const std::uint32_t end = std::min(begin[y + 1], begin[y] + looked);
+        for (std::uint32_t k = begin[y]; k < end; ++k) {
           const std::uint32_t j = on[k];
           const int b = slot_[j];
-          if (b < 0 || b == a || load_[j] != load_[i]) continue;
+          if (b == a || load_[j] != load_[i]) continue;
           const int ny = static_cast<int>(y);
           const int in = 1 + inside(sc, b, x) - inside(sc, b, ny);
           const std::int64_t gain = w(a, ny) - w(a, x) + w(b, x) - w(b, ny);
@@ -636,7 +647,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   numa_locality_counts counts;
   std::vector<std::uint64_t> member_load(n_nodes, 0);  // members placed so far, all groups
   const numa_faults none(sc.node_count());
-  member_swaps swaps(n_nodes);
+  member_swaps swaps(n_nodes, in.groups.size(), members);
 
   for (const numa_group_input& g : in.groups) {
     // I-NUMA-2: the group's faults are its own plus its members'; alone, its own are used as
@@ -708,7 +719,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     // edge, where there is room.
     if (!g.members.empty()) {
       const int slot = s.f.NUMA_SWAP && f->total_mem != 0 ? swaps.add_group(scores, f->total_mem, d.best) : -1;
-      for (const numa_member_input& m : g.members) swaps.add_member(slot, m.load);
+      for (const numa_member_input& m : g.members) swaps.add_member(slot, m);
       const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
       const auto member_fits = [&](int n, std::uint64_t load, std::uint64_t adds) { return room.fits(sc, n, load, adds); };
       for (const numa_member_input& m : g.members)
