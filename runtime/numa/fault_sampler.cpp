@@ -55,7 +55,7 @@ void bump(native::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, native::re
 // directly): plain variables, constinit and initial-exec like the context (I-SAMPLE-8).
 struct handler_tls {
   std::uintptr_t last_addr;   // I-SAMPLE-10: the last fault returned for a retry ...
-  std::uint64_t last_gen;     // ... and the snapshot generation then
+  std::uint64_t last_gen;     // ... and detail::retry_generation() then
   bool calling_above;         // I-SAMPLE-12: we are inside chain::above
   bool below_done;            // chain::above called us back and we ran `below`
 };
@@ -168,9 +168,10 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
         return;
       case detail::fault_outcome::not_ours: {
         // I-SAMPLE-10: return once for a retry. A fault that raced a restore by another
-        // thread or a region's removal succeeds on the retry; a real fault repeats at the
-        // same address with no publication in between, and is passed on.
-        const std::uint64_t gen = detail::snapshot_generation();
+        // thread or a region's removal succeeds on the retry, or faults again after another
+        // protect and restore; a real fault repeats at the same address with no publication
+        // and no restore in between, and is passed on.
+        const std::uint64_t gen = detail::retry_generation();
         if (t.last_addr != addr || t.last_gen != gen) {
           t.last_addr = addr;
           t.last_gen = gen;

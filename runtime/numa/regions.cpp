@@ -79,6 +79,10 @@ constinit native::atomic<std::uint32_t> g_next_stripe{0};
 constinit thread_local std::uint32_t tls_stripe __attribute__((tls_model("initial-exec"))) = 0;
 // Written by writers under g_write_mu, read relaxed by handlers (I-SAMPLE-10).
 constinit native::atomic<std::uint64_t> g_generation{0};
+// I-SAMPLE-10: restores won, counted by the winning handler before it marks any page open
+// (relaxed; a handler that then reads a page open with acquire sees the count that came
+// before it). Read relaxed by handlers.
+constinit native::atomic<std::uint64_t> g_restores{0};
 
 // I-SAMPLE-15: reader slots a thread owns alone, so that its sections count with plain loads
 // and stores (no locked instruction) and the writer's membarrier supplies the reader's fence.
@@ -617,6 +621,7 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
   std::uint8_t seen = kProtected;
   if (!r->state[i].compare_exchange_strong(seen, kRestoring, native::acq_rel, native::acquire))
     return seen == kRestoring || seen == kProtecting ? fault_outcome::in_progress : fault_outcome::not_ours;
+  g_restores.fetch_add(1, native::relaxed);  // before the release stores of kOpen below
   // I-SAMPLE-13: the other protected pages of the block are restored with it, each run of pages
   // this thread wins with one mprotect. Pages it does not win are left alone: open ones,
   // another handler's, and protecting ones, whose scanner may still be about to mprotect them
@@ -643,7 +648,9 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
                                                                         : fault_outcome::dropped;
 }
 
-std::uint64_t snapshot_generation() noexcept { return g_generation.load(native::relaxed); }
+std::uint64_t retry_generation() noexcept {
+  return g_generation.load(native::relaxed) + g_restores.load(native::relaxed);
+}
 
 bool owns_reader_slot() noexcept { return tls_owned != 0 && tls_owned != kNoOwnedSlot; }
 

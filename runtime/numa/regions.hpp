@@ -168,9 +168,10 @@ enum class fault_outcome : std::uint8_t {
 };
 // Async-signal-safe: no lock, no allocation.
 fault_outcome take_fault(std::uintptr_t addr) noexcept;
-// Bumped by every publication of a new snapshot (add/remove): the handler's retry rule
-// (I-SAMPLE-10) tells a fault that raced a removal from a real one.
-std::uint64_t snapshot_generation() noexcept;
+// Grows with every publication of a new snapshot (add/remove) and every restore a handler
+// wins: the handler's retry rule (I-SAMPLE-10) tells a fault that raced a removal, or a
+// restore by another thread, from a real one.
+std::uint64_t retry_generation() noexcept;
 // Whether the calling thread's read sections count on a slot of its own (I-SAMPLE-15) rather
 // than on a shared stripe (I-SAMPLE-14). For tests.
 bool owns_reader_slot() noexcept;
