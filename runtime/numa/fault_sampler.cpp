@@ -167,10 +167,11 @@ void on_segv(int sig, siginfo_t* info, void* uctx) {
         errno = saved_errno;
         return;
       case detail::fault_outcome::not_ours: {
-        // I-SAMPLE-10: return once for a retry. A fault that raced a restore by another
-        // thread or a region's removal succeeds on the retry, or faults again after another
-        // protect and restore; a real fault repeats at the same address with no publication
-        // and no restore in between, and is passed on.
+        // I-SAMPLE-10: return for a retry. A fault that raced a restore by another thread or
+        // a region's removal succeeds on the retry, or faults again after another protect and
+        // restore; a real fault repeats at the same address with no publication and no
+        // restore anywhere in between, and is passed on (while other threads keep restoring
+        // pages, after a few more faults).
         const std::uint64_t gen = detail::retry_generation();
         if (t.last_addr != addr || t.last_gen != gen) {
           t.last_addr = addr;

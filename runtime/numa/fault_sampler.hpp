@@ -33,7 +33,7 @@ struct fault_counters {
   std::uint64_t sampled = 0;         // our faults with a sample pushed
   std::uint64_t dropped = 0;         // our faults whose sample the ring dropped
   std::uint64_t without_context = 0; // our faults on threads without a context: restored only
-  std::uint64_t restore_failed = 0;  // our faults whose mprotect failed (retried, then passed on)
+  std::uint64_t restore_failed = 0;  // our faults whose mprotect failed (the repeat fault is not ours: passed on)
   std::uint64_t in_progress = 0;     // faults on a page another thread was restoring or protecting
   std::uint64_t retried = 0;         // faults returned once for a retry (I-SAMPLE-10)
   std::uint64_t passed_on = 0;       // faults handed to the previous handler

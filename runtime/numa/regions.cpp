@@ -79,9 +79,9 @@ constinit native::atomic<std::uint32_t> g_next_stripe{0};
 constinit thread_local std::uint32_t tls_stripe __attribute__((tls_model("initial-exec"))) = 0;
 // Written by writers under g_write_mu, read relaxed by handlers (I-SAMPLE-10).
 constinit native::atomic<std::uint64_t> g_generation{0};
-// I-SAMPLE-10: restores won, counted by the winning handler before it marks any page open
-// (relaxed; a handler that then reads a page open with acquire sees the count that came
-// before it). Read relaxed by handlers.
+// I-SAMPLE-10: runs of pages handlers restored, each counted after its mprotect and before
+// its pages are marked open (relaxed; a handler that then reads such a page open with
+// acquire sees the count). Read relaxed by handlers.
 constinit native::atomic<std::uint64_t> g_restores{0};
 
 // I-SAMPLE-15: reader slots a thread owns alone, so that its sections count with plain loads
@@ -218,8 +218,9 @@ class read_section {
 // Writer side, under g_write_mu: publishes `next` (null for "no regions"), waits until no
 // reader can hold the previous snapshot or anything it points to, then frees it and `gone`.
 void publish(std::unique_ptr<snapshot> next, std::vector<std::unique_ptr<region_state>> gone) {
-  const snapshot* old = g_snap.exchange(next.release(), native::seq_cst);
+  // I-SAMPLE-10: the generation first, so a handler that sees the new snapshot sees it too.
   g_generation.fetch_add(1, native::relaxed);
+  const snapshot* old = g_snap.exchange(next.release(), native::seq_cst);
   const std::uint32_t e = g_epoch.load(native::relaxed);
   g_epoch.store(e + 1, native::seq_cst);
   // I-SAMPLE-3: readers that may hold `old` counted themselves in g_readers[e & 1][their
@@ -621,7 +622,6 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
   std::uint8_t seen = kProtected;
   if (!r->state[i].compare_exchange_strong(seen, kRestoring, native::acq_rel, native::acquire))
     return seen == kRestoring || seen == kProtecting ? fault_outcome::in_progress : fault_outcome::not_ours;
-  g_restores.fetch_add(1, native::relaxed);  // before the release stores of kOpen below
   // I-SAMPLE-13: the other protected pages of the block are restored with it, each run of pages
   // this thread wins with one mprotect. Pages it does not win are left alone: open ones,
   // another handler's, and protecting ones, whose scanner may still be about to mprotect them
@@ -634,12 +634,15 @@ fault_outcome take_fault(std::uintptr_t addr) noexcept {
     // call (no lock in user space, no allocation): safe in a handler in practice (I-SAMPLE-9).
     const bool ok = ::mprotect(reinterpret_cast<void*>(r->lo + lo * r->page), (hi - lo) * r->page,
                                PROT_READ | PROT_WRITE) == 0;
-    const bool faulting = lo <= i && i < hi;
-    if (!ok && faulting) restored = false;
+    if (!ok && lo <= i && i < hi) restored = false;
+    // I-SAMPLE-10: counted once the run is read-write and before any of it reads open, so a
+    // handler that reads a page of it open sees the count, and one that sees the count finds
+    // those pages read-write.
+    if (ok) g_restores.fetch_add(1, native::relaxed);
     // A neighbour whose restore failed is still PROT_NONE: it stays protected, and its own
     // fault judges it. The faulting page is open in our books either way: its repeat fault is
     // judged afresh (fault_sampler.cpp, restore_failed).
-    for (std::size_t j = lo; j < hi; ++j) r->state[j].store(ok || faulting ? kOpen : kProtected, native::release);
+    for (std::size_t j = lo; j < hi; ++j) r->state[j].store(ok || j == i ? kOpen : kProtected, native::release);
   });
   if (!restored) return fault_outcome::restore_failed;
   const thread_context ctx = current_context();
