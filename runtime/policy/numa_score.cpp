@@ -636,7 +636,11 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   res.groups.reserve(in.groups.size());
   res.node_load.assign(in.node_load.begin(), in.node_load.end());
   std::size_t members = 0;
-  for (const numa_group_input& g : in.groups) members += g.members.size();
+  std::size_t groups_with_members = 0;
+  for (const numa_group_input& g : in.groups) {
+    members += g.members.size();
+    groups_with_members += g.members.empty() ? 0 : 1;
+  }
   res.member_nodes.reserve(members);
   // Scratch reused by every group: nothing below allocates per group but the decision's own
   // active mask and, for a group with members, its candidate mask (I-NUMA-10).
@@ -647,7 +651,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   numa_locality_counts counts;
   std::vector<std::uint64_t> member_load(n_nodes, 0);  // members placed so far, all groups
   const numa_faults none(sc.node_count());
-  member_swaps swaps(n_nodes, in.groups.size(), members);
+  member_swaps swaps(n_nodes, s.f.NUMA_SWAP ? groups_with_members : 0, s.f.NUMA_SWAP ? members : 0);
 
   for (const numa_group_input& g : in.groups) {
     // I-NUMA-2: the group's faults are its own plus its members'; alone, its own are used as
@@ -718,8 +722,10 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
     // I-NUMA-7, I-NUMA-11: members choose among the parent's active nodes and its island's
     // edge, where there is room.
     if (!g.members.empty()) {
-      const int slot = s.f.NUMA_SWAP && f->total_mem != 0 ? swaps.add_group(scores, f->total_mem, d.best) : -1;
-      for (const numa_member_input& m : g.members) swaps.add_member(slot, m);
+      if (s.f.NUMA_SWAP) {
+        const int slot = f->total_mem != 0 ? swaps.add_group(scores, f->total_mem, d.best) : -1;
+        for (const numa_member_input& m : g.members) swaps.add_member(slot, m);
+      }
       const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
       const auto member_fits = [&](int n, std::uint64_t load, std::uint64_t adds) { return room.fits(sc, n, load, adds); };
       for (const numa_member_input& m : g.members)
