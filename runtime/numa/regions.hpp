@@ -29,7 +29,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "sync/atomics.hpp"
@@ -153,8 +152,9 @@ enum class access_result : std::uint8_t {
 // no mprotect, no lock. Async-signal-safe.
 access_result note_access(const void* p) noexcept;
 
-// The node recorded for the page holding `p`, or nullopt outside every region.
-std::optional<int> page_node(const void* p) noexcept;
+// The node recorded for the page holding `p`, or kNotInRegion outside every region.
+inline constexpr int kNotInRegion = INT32_MIN;
+int page_node(const void* p) noexcept;
 
 namespace detail {
 // What the fault handler's lookup found (I-SAMPLE-4).

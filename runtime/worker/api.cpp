@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <iomanip>
 #include <mutex>
-#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -205,7 +204,7 @@ void* runtime::numa_alloc(std::size_t bytes, node_id node) { return impl_->arena
 void numa_free(void* p) noexcept { memory::node_arenas::free(p); }
 
 node_id node_of(const void* p) noexcept {
-  if (const std::optional<int> n = numa::page_node(p)) return node_id{*n};  // a region's page, as migrated
+  if (const int n = numa::page_node(p); n != numa::kNotInRegion) return node_id{n};  // a region's page, as migrated
   return node_id{memory::node_arenas::node_of(p)};
 }
 

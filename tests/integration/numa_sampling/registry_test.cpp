@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -87,7 +86,7 @@ TEST(Registry, ExplicitSamplesWorkWithoutProtection) {
   ASSERT_TRUE(reg.set_node(m.page_at(1) + 5, 100, 3));  // clipped to the region's last page
   EXPECT_EQ(page_node(m.page_at(0)), 1);
   EXPECT_EQ(page_node(m.page_at(1) + 7), 3);
-  EXPECT_EQ(page_node(m.page_at(2)), std::nullopt);
+  EXPECT_EQ(page_node(m.page_at(2)), kNotInRegion);
 
   EXPECT_EQ(note_access(m.data()), access_result::no_context);  // not a worker
   sample_ring ring(64);
@@ -114,6 +113,28 @@ TEST(Registry, ExplicitSamplesWorkWithoutProtection) {
   EXPECT_EQ(r.outcome, scan_outcome::disabled);
   EXPECT_EQ(r.pages_protected, 0u);
   sampling_test::write_byte(m.data(), 1);  // would fault if protected
+}
+
+// page_node's search over many regions: every page of every region, every gap, and the pages
+// around the first and last region (region i: 1 + i % 4 pages, then a gap of i % 3 pages).
+TEST(Registry, PageNodeFindsEveryPageAmongManyRegionsAndNoGap) {
+  constexpr std::size_t kPages = 160;
+  mapping m(kPages);
+  region_registry reg(sampling_mode::explicit_only);
+  std::vector<int> expected(kPages, kNotInRegion);
+  std::size_t at = 1;  // page 0 stays outside: the search's "before the first region"
+  for (int i = 0; at + 1 + static_cast<std::size_t>(i % 4) < kPages - 1; ++i) {
+    const std::size_t n = 1 + static_cast<std::size_t>(i % 4);
+    reg.add(&key_a, m.page_at(at), n * page(), i % 7);
+    for (std::size_t k = at; k < at + n; ++k) expected[k] = i % 7;
+    at += n + static_cast<std::size_t>(i % 3);
+  }
+  ASSERT_GT(reg.counters().regions, 40u);
+  for (std::size_t k = 0; k < kPages; ++k) {
+    SCOPED_TRACE("page " + std::to_string(k));
+    EXPECT_EQ(page_node(m.page_at(k)), expected[k]);
+    EXPECT_EQ(page_node(m.page_at(k) + page() - 1), expected[k]);
+  }
 }
 
 // I-SAMPLE-13: an explicit sample stands for its block, as a fault's does; 0 pages per block
@@ -220,11 +241,11 @@ TEST(Registry, ReadersOnTheirOwnSlotsSeeAChurnedRegionWholeOrNotAtAll) {
       owners.fetch_add(rt::numa::detail::owns_reader_slot() ? 1 : 0);
       started.fetch_add(1);
       while (!done.load(std::memory_order_relaxed)) {
-        const std::optional<int> n2 = page_node(m.page_at(2) + 8);
-        const std::optional<int> n3 = page_node(m.page_at(3));
-        if (n2.has_value() && *n2 != 5) wrong.fetch_add(1);
-        if (n3.has_value() && *n3 != 5 && *n3 != 6) wrong.fetch_add(1);
-        if (n2.has_value() || n3.has_value()) seen.fetch_add(1, std::memory_order_relaxed);
+        const int n2 = page_node(m.page_at(2) + 8);
+        const int n3 = page_node(m.page_at(3));
+        if (n2 != kNotInRegion && n2 != 5) wrong.fetch_add(1);
+        if (n3 != kNotInRegion && n3 != 5 && n3 != 6) wrong.fetch_add(1);
+        if (n2 != kNotInRegion || n3 != kNotInRegion) seen.fetch_add(1, std::memory_order_relaxed);
       }
     });
   // The churn starts once every reader is past its first section: it races sections, not start-up.
@@ -243,7 +264,7 @@ TEST(Registry, ReadersOnTheirOwnSlotsSeeAChurnedRegionWholeOrNotAtAll) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(owners.load(), slots ? 3 : 0);
   EXPECT_GT(seen.load(), 0) << "no reader ever saw the churned region: the race was not exercised";
-  EXPECT_EQ(page_node(m.page_at(2)), std::nullopt);
+  EXPECT_EQ(page_node(m.page_at(2)), kNotInRegion);
 }
 
 TEST(Registry, EnterSamplingRejectsANullRingAndABadNode) {
