@@ -616,7 +616,7 @@ TEST(NumaStickyBest, APreviousNodeWithoutWorkersIsNotKept) {
   EXPECT_EQ(numa_sticky_best(sc, scores, worker_node, memory_only, tun::settings{}), worker_node);
 }
 
-// I-NUMA-9 with the defaults: min 50, max 1000, slots 10, threshold 7.
+// I-NUMA-9 with the defaults: min 50, max 3000, slots 10, threshold 7.
 TEST(NumaScanPeriod, Table) {
   tun::settings s;
   struct row {
@@ -627,12 +627,13 @@ TEST(NumaScanPeriod, Table) {
   };
   const std::vector<row> rows = {
       {"no samples doubles", 100, {}, 200},
-      {"no samples, capped", 600, {}, 1000},
+      {"no samples, capped", 1600, {}, 3000},
       {"lr 9: +2 slots of 10", 100, {9, 1, 0, 0}, 120},
       {"lr 7: +1 slot", 100, {7, 3, 0, 0}, 110},
       {"lr 6 (690/100): -1 slot", 100, {69, 31, 0, 0}, 90},
       {"lr 0: -7 slots, floored", 100, {0, 10, 0, 0}, 50},
-      {"lr 10 at the max", 1000, {10, 0, 0, 0}, 1000},
+      {"lr 10 at the max", 3000, {10, 0, 0, 0}, 3000},
+      {"lr 10 below the max: +3 slots of 280, capped", 2800, {10, 0, 0, 0}, 3000},
       {"slot rounds up: ceil(95/10) = 10", 95, {8, 2, 0, 0}, 105},
       {"shared dominates: sp 8 -> +1 slot", 100, {1, 9, 8, 2}, 110},
       {"private remote: lr 1 -> -6 slots of 20", 200, {1, 9, 2, 8}, 80},
