@@ -99,6 +99,10 @@ constinit owned_reader g_owned[kOwnedReaders];
 // no membarrier, or the thread is exiting). Initial-exec: read by handlers.
 constexpr std::uint32_t kNoOwnedSlot = ~std::uint32_t{0};
 constinit thread_local std::uint32_t tls_owned __attribute__((tls_model("initial-exec"))) = 0;
+// page_node's hint: the index in by_lo of the thread's last hit, in whatever snapshot it was.
+// Atomic (relaxed) only because a signal handler's page_node may write it in the middle of
+// the thread's own.
+constinit thread_local native::atomic<std::size_t> tls_last_region __attribute__((tls_model("initial-exec"))){0};
 
 std::uint32_t my_stripe() noexcept {
   if (tls_stripe == 0) tls_stripe = (g_next_stripe.fetch_add(1, native::relaxed) & (kReaderStripes - 1)) + 1;
@@ -283,12 +287,19 @@ void after_fork_in_child() noexcept {
 // At load: threads may enter read sections (rt::node_of) before any registry exists.
 const int g_fork_handlers = ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 
-// The first region (by address) whose end is above addr. Async-signal-safe: no allocation.
+// The index in by_lo of the first region (by address) whose end is above addr; by_lo.size()
+// when none. Async-signal-safe: no allocation.
+std::size_t index_ending_above(const snapshot& s, std::uintptr_t addr) noexcept {
+  return static_cast<std::size_t>(std::upper_bound(s.by_lo.begin(), s.by_lo.end(), addr,
+                                                   [](std::uintptr_t a, const region_state* r) { return a < r->hi; }) -
+                                  s.by_lo.begin());
+}
+
+// The first region (by address) whose end is above addr.
 const region_state* first_ending_above(const snapshot* s, std::uintptr_t addr) noexcept {
   if (s == nullptr) return nullptr;
-  const auto it = std::upper_bound(s->by_lo.begin(), s->by_lo.end(), addr,
-                                   [](std::uintptr_t a, const region_state* r) { return a < r->hi; });
-  return it == s->by_lo.end() ? nullptr : *it;
+  const std::size_t i = index_ending_above(*s, addr);
+  return i == s->by_lo.size() ? nullptr : s->by_lo[i];
 }
 
 // The region holding addr, or null.
@@ -601,13 +612,26 @@ access_result note_access(const void* p) noexcept {
 // The lookup returns a plain int: a std::optional<int> built inside the read section went
 // through the stack as two partial stores read back as one 8-byte load (g++ 12), a failed
 // store forward on every call (40 % of page_node's samples in examples/jbb).
+// The thread's last hit is tried before the search (tls_last_region). The hint is only an
+// index: whatever it holds (another snapshot's, or a nested call's from a signal handler), the
+// region it names in the section's snapshot is alive, and regions do not overlap, so one that
+// holds addr is the region the search would find.
 int page_node(const void* p) noexcept {
   if (tls_owned == 0) [[unlikely]]
     claim_owned_slot();
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   const read_section rs;
-  const region_state* r = find(rs.get(), addr);
-  return r == nullptr ? kNotInRegion : r->node[page_index(*r, addr)].load(native::relaxed);
+  const snapshot* s = rs.get();
+  if (s == nullptr) return kNotInRegion;
+  const std::size_t hint = tls_last_region.load(native::relaxed);
+  const region_state* r = hint < s->by_lo.size() ? s->by_lo[hint] : nullptr;
+  if (r == nullptr || addr < r->lo || addr >= r->hi) {
+    const std::size_t i = index_ending_above(*s, addr);
+    if (i == s->by_lo.size() || s->by_lo[i]->lo > addr) return kNotInRegion;
+    r = s->by_lo[i];
+    tls_last_region.store(i, native::relaxed);
+  }
+  return r->node[page_index(*r, addr)].load(native::relaxed);
 }
 
 namespace detail {

@@ -137,6 +137,25 @@ TEST(Registry, PageNodeFindsEveryPageAmongManyRegionsAndNoGap) {
   }
 }
 
+// page_node tries the thread's last hit (an index) first: after regions come and go the index
+// names another region, or none, and the lookup still finds the right one.
+TEST(Registry, PageNodeIsRightWhenRegionsShiftUnderTheThreadsLastHit) {
+  mapping m(7);
+  region_registry reg(sampling_mode::explicit_only);
+  reg.add(&key_a, m.page_at(1), page(), 1);
+  reg.add(&key_a, m.page_at(3), page(), 3);
+  reg.add(&key_a, m.page_at(5), page(), 5);
+  EXPECT_EQ(page_node(m.page_at(5)), 5);  // last hit: index 2
+  reg.remove(&key_a, m.page_at(1));       // index 2 is past the end now
+  EXPECT_EQ(page_node(m.page_at(5)), 5);  // index 1
+  EXPECT_EQ(page_node(m.page_at(3)), 3);  // index 1 names page 5's region: searched, index 0
+  reg.remove(&key_a, m.page_at(3));       // index 0 names page 5's region now
+  EXPECT_EQ(page_node(m.page_at(3)), kNotInRegion);
+  EXPECT_EQ(page_node(m.page_at(5)), 5);
+  EXPECT_EQ(page_node(m.page_at(6)), kNotInRegion);  // just past the region of the last hit
+  EXPECT_EQ(page_node(m.page_at(4) + page() - 1), kNotInRegion);  // just before it
+}
+
 // I-SAMPLE-13: an explicit sample stands for its block, as a fault's does; 0 pages per block
 // is refused.
 TEST(Registry, ExplicitSamplesNameTheirBlock) {
