@@ -612,7 +612,7 @@ access_result note_access(const void* p) noexcept {
 // The lookup returns a plain int: a std::optional<int> built inside the read section went
 // through the stack as two partial stores read back as one 8-byte load (g++ 12), a failed
 // store forward on every call (40 % of page_node's samples in examples/jbb).
-// The thread's last hit is tried before the search (tls_last_region). The hint is only an
+// The thread's last hit is tried before the search (I-SAMPLE-17). The hint is only an
 // index: whatever it holds (another snapshot's, or a nested call's from a signal handler), the
 // region it names in the section's snapshot is alive, and regions do not overlap, so one that
 // holds addr is the region the search would find.

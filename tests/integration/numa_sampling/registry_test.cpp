@@ -138,22 +138,24 @@ TEST(Registry, PageNodeFindsEveryPageAmongManyRegionsAndNoGap) {
 }
 
 // page_node tries the thread's last hit (an index) first: after regions come and go the index
-// names another region, or none, and the lookup still finds the right one.
+// is past the end of the snapshot (past its allocation: a read without the bounds check is a
+// heap overflow under ASan), names another region, or none, and the lookup still finds the
+// right one. Region k covers page 2k + 1, on node k.
 TEST(Registry, PageNodeIsRightWhenRegionsShiftUnderTheThreadsLastHit) {
-  mapping m(7);
+  mapping m(17);
   region_registry reg(sampling_mode::explicit_only);
-  reg.add(&key_a, m.page_at(1), page(), 1);
-  reg.add(&key_a, m.page_at(3), page(), 3);
-  reg.add(&key_a, m.page_at(5), page(), 5);
-  EXPECT_EQ(page_node(m.page_at(5)), 5);  // last hit: index 2
-  reg.remove(&key_a, m.page_at(1));       // index 2 is past the end now
-  EXPECT_EQ(page_node(m.page_at(5)), 5);  // index 1
-  EXPECT_EQ(page_node(m.page_at(3)), 3);  // index 1 names page 5's region: searched, index 0
-  reg.remove(&key_a, m.page_at(3));       // index 0 names page 5's region now
-  EXPECT_EQ(page_node(m.page_at(3)), kNotInRegion);
-  EXPECT_EQ(page_node(m.page_at(5)), 5);
-  EXPECT_EQ(page_node(m.page_at(6)), kNotInRegion);  // just past the region of the last hit
-  EXPECT_EQ(page_node(m.page_at(4) + page() - 1), kNotInRegion);  // just before it
+  for (int k = 0; k < 8; ++k) reg.add(&key_a, m.page_at(2 * static_cast<std::size_t>(k) + 1), page(), k);
+  EXPECT_EQ(page_node(m.page_at(15)), 7);  // last hit: index 7
+  for (std::size_t k = 0; k < 6; ++k) reg.remove(&key_a, m.page_at(2 * k + 1));
+  // Two regions left (pages 13 and 15); each publication reserved one more than the snapshot
+  // before it held, so index 7 is past the allocation of 4.
+  EXPECT_EQ(page_node(m.page_at(15)), 7);  // index 1
+  EXPECT_EQ(page_node(m.page_at(13)), 6);  // index 1 names page 15's region: searched, index 0
+  reg.remove(&key_a, m.page_at(13));       // index 0 names page 15's region now
+  EXPECT_EQ(page_node(m.page_at(13)), kNotInRegion);
+  EXPECT_EQ(page_node(m.page_at(15)), 7);
+  EXPECT_EQ(page_node(m.page_at(16)), kNotInRegion);               // just past the hit's region
+  EXPECT_EQ(page_node(m.page_at(14) + page() - 1), kNotInRegion);  // just before it
 }
 
 // I-SAMPLE-13: an explicit sample stands for its block, as a fault's does; 0 pages per block
