@@ -59,6 +59,13 @@ TEST(xml_check, malformed_documents) {
   EXPECT_EQ(check(doc(" version=\"two\"", kMachine)).verdict, xml_verdict::malformed);
   EXPECT_EQ(check(doc("", kMachine) + "trailing text").verdict, xml_verdict::malformed);
   EXPECT_EQ(check(kHead).verdict, xml_verdict::malformed);
+  // hwloc's importer ends a processing instruction at its first '>' (a fuzzer find: the text
+  // after it held an object hwloc crashed on); XML ends it at "?>".
+  const xml_check_result gt_in_pi =
+      check("<?xml version=\"1.0\">\n<topology>" + kMachine + "</topology>\n<?x ?>" + doc("", kMachine));
+  EXPECT_EQ(gt_in_pi.verdict, xml_verdict::malformed);
+  EXPECT_EQ(gt_in_pi.detail, "line 1: a '>' inside <? ... ?>: hwloc would end the instruction there");
+  EXPECT_EQ(check(doc("", "<?pi a>b?>\n" + kMachine)).verdict, xml_verdict::malformed);
 }
 
 TEST(xml_check, refuses_a_newer_format) {
