@@ -206,7 +206,9 @@ class checker {
   xml_check_result markup() {
     const std::size_t start = pos_;
     if (at("<?")) {
-      return skip_past("?>") ? processing_instruction(start) : fail(xml_verdict::truncated, start, "unterminated <? ... ?>");
+      if (!skip_past("?>")) return fail(xml_verdict::truncated, start, "unterminated <? ... ?>");
+      if (const xml_check_result r = processing_instruction(start); r.verdict != xml_verdict::ok) return r;
+      return header_line(start);
     }
     if (at("<!--")) {
       return skip_past("-->") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated comment");
@@ -215,7 +217,10 @@ class checker {
       if (open_.empty()) return fail(xml_verdict::malformed, start, "CDATA outside the <topology> element");
       return skip_past("]]>") ? xml_check_result{} : fail(xml_verdict::truncated, start, "unterminated CDATA section");
     }
-    if (at("<!")) return declaration(start);
+    if (at("<!")) {
+      if (const xml_check_result r = declaration(start); r.verdict != xml_verdict::ok) return r;
+      return header_line(start);
+    }
     if (at("</")) return end_tag(start);
     return start_tag(start);
   }
@@ -250,6 +255,26 @@ class checker {
     if (lower == "utf-8" || lower == "us-ascii" || lower == "ascii" || lower.starts_with("iso-8859-")) return {};
     return fail(xml_verdict::malformed, start,
                 "the XML declaration names encoding '" + std::string(name) + "'; hwloc XML is UTF-8 (numart reads UTF-8, ASCII or ISO-8859-*)");
+  }
+
+  // The markup just skipped, from `start`, as hwloc 2.9's own importer reads it: it skips every
+  // line that starts with "<?xml " or "<!DOCTYPE " whole, up to its newline, and reads on from
+  // the next line. Such a header must therefore fill its line: no newline inside it (hwloc would
+  // read the rest of it as the document: a DOCTYPE whose internal subset held an object that
+  // crashed hwloc loaded with SIGSEGV) and nothing after it on its line but blanks (hwloc would
+  // skip a comment's start there and read the comment's body). Found by
+  // tests/fuzz/topology_xml_fuzz.cpp and by the review of that find. hwloc writes one header per
+  // line.
+  xml_check_result header_line(std::size_t start) {
+    const std::string_view markup = t_.substr(start, pos_ - start);
+    if (!markup.starts_with("<?xml ") && !markup.starts_with("<!DOCTYPE ")) return {};
+    if (markup.find('\n') != std::string_view::npos)
+      return fail(xml_verdict::malformed, start, "a header (<?xml or <!DOCTYPE) over several lines: hwloc reads it line by line");
+    std::size_t i = pos_;
+    while (i < t_.size() && (t_[i] == ' ' || t_[i] == '\t' || t_[i] == '\r')) ++i;
+    if (i < t_.size() && t_[i] != '\n')
+      return fail(xml_verdict::malformed, start, "markup after a header (<?xml or <!DOCTYPE) on its line: hwloc skips the rest of that line");
+    return {};
   }
 
   // <!DOCTYPE ...>, possibly with an internal subset in brackets; only before the root.

@@ -66,6 +66,18 @@ TEST(xml_check, malformed_documents) {
   EXPECT_EQ(gt_in_pi.verdict, xml_verdict::malformed);
   EXPECT_EQ(gt_in_pi.detail, "line 1: a '>' inside <? ... ?>: hwloc would end the instruction there");
   EXPECT_EQ(check(doc("", "<?pi a>b?>\n" + kMachine)).verdict, xml_verdict::malformed);
+  // hwloc's importer skips a line that starts with "<?xml " or "<!DOCTYPE " whole and reads on
+  // from the next: a header must fill its line (both were hiding objects hwloc crashed on).
+  const std::string body = "<topology>\n" + kMachine + "</topology>\n";
+  const xml_check_result subset = check("<!DOCTYPE topology [\n" + body + "]>\n" + body);
+  EXPECT_EQ(subset.verdict, xml_verdict::malformed);
+  EXPECT_EQ(subset.detail, "line 1: a header (<?xml or <!DOCTYPE) over several lines: hwloc reads it line by line");
+  const xml_check_result after = check("<?xml version=\"1.0\"?><!-- x\n" + body + "-->\n" + body);
+  EXPECT_EQ(after.verdict, xml_verdict::malformed);
+  EXPECT_EQ(after.detail, "line 1: markup after a header (<?xml or <!DOCTYPE) on its line: hwloc skips the rest of that line");
+  EXPECT_EQ(check("<?xml version=\"1.0\"?> \t\r\n" + body).verdict, xml_verdict::ok);
+  EXPECT_EQ(check("<?xml version=\"1.0\"?>" + std::string("\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">")).verdict,
+            xml_verdict::malformed);  // no root; the header itself may end the text
 }
 
 TEST(xml_check, refuses_a_newer_format) {
