@@ -347,6 +347,10 @@ class checker {
       if (close == std::string_view::npos) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
       const std::string_view value = t_.substr(pos_ + 1, close - pos_ - 1);
       if (value.find('<') != std::string_view::npos) return fail(xml_verdict::malformed, start, "'<' inside attribute " + std::string(attr) + " of " + tag);
+      // XML allows a raw '>' in a value; hwloc's own importer ends the tag at it and reads on from
+      // there. hwloc writes "&gt;".
+      if (value.find('>') != std::string_view::npos)
+        return fail(xml_verdict::malformed, start, "'>' inside attribute " + std::string(attr) + " of " + tag + " (hwloc writes &gt;)");
       if (find_attr(attrs, attr) != nullptr) return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " repeated in " + tag);
       attrs.emplace_back(attr, value);
       pos_ = close + 1;

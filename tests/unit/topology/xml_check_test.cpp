@@ -76,6 +76,10 @@ TEST(xml_check, malformed_documents) {
   EXPECT_EQ(after.verdict, xml_verdict::malformed);
   EXPECT_EQ(after.detail, "line 1: markup after a header (<?xml or <!DOCTYPE) on its line: hwloc skips the rest of that line");
   EXPECT_EQ(check("<?xml version=\"1.0\"?> \t\r\n" + body).verdict, xml_verdict::ok);
+  // The same importer ends a tag at its first '>', even inside a quoted value.
+  EXPECT_EQ(check(doc("", "<info name=\"a\" value=\"x>y\"/>\n" + kMachine)).detail,
+            "line 4: '>' inside attribute value of <info> (hwloc writes &gt;)");
+  EXPECT_EQ(check(doc("", "<info name=\"a\" value=\"x&gt;y\"/>\n" + kMachine)).verdict, xml_verdict::ok);
   EXPECT_EQ(check("<?xml version=\"1.0\"?>" + std::string("\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">")).verdict,
             xml_verdict::malformed);  // no root; the header itself may end the text
 }
