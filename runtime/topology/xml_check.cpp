@@ -26,7 +26,7 @@ bool all_space(std::string_view s) { return std::all_of(s.begin(), s.end(), is_s
 // aborts (assertion in hwloc_bitmap_sscanf, cpuset=",0x00000400"; found by
 // tests/fuzz/topology_xml_fuzz.cpp). hwloc never writes one.
 bool is_bitmap(std::string_view v) {
-  if (v.substr(0, 1) == ",") return false;
+  if (v.empty() || v.substr(0, 1) == ",") return false;  // libxml2's importer drops an empty value
   constexpr std::string_view kInfinite = "0xf...f";
   if (v.substr(0, kInfinite.size()) == kInfinite) {
     v.remove_prefix(kInfinite.size());
@@ -230,14 +230,8 @@ class checker {
   // document in the declared encoding, so with "EBCDIC" hwloc would read another document than
   // the one checked here (it refuses it with a bare EINVAL, and libxml2 leaks the converter it
   // registered once hwloc unloads it: found by tests/fuzz/topology_xml_fuzz.cpp). hwloc writes UTF-8.
-  // A '>' before the `?>`: XML ends the instruction at `?>`, but hwloc 2.9's own importer ends
-  // it at the first '>' and reads what follows as markup, so the two see different documents
-  // (found by tests/fuzz/topology_xml_fuzz.cpp: `<?xml version="2.0oc2.dtd">` hid an object
-  // whose allowed_cpuset hwloc then crashed on). hwloc never writes one.
   xml_check_result processing_instruction(std::size_t start) const {
     const std::string_view pi = t_.substr(start, pos_ - start);
-    if (pi.substr(0, pi.size() - 2).find('>') != std::string_view::npos)
-      return fail(xml_verdict::malformed, start, "a '>' inside <? ... ?>: hwloc would end the instruction there");
     if (pi.substr(0, 5) != "<?xml" || is_name_char(pi[5])) return {};
     std::size_t at_encoding = pi.find("encoding");
     while (at_encoding != std::string_view::npos && !is_space(pi[at_encoding - 1])) at_encoding = pi.find("encoding", at_encoding + 1);
@@ -257,14 +251,13 @@ class checker {
                 "the XML declaration names encoding '" + std::string(name) + "'; hwloc XML is UTF-8 (numart reads UTF-8, ASCII or ISO-8859-*)");
   }
 
-  // The markup just skipped, from `start`, as hwloc 2.9's own importer reads it: it skips every
-  // line that starts with "<?xml " or "<!DOCTYPE " whole, up to its newline, and reads on from
-  // the next line. Such a header must therefore fill its line: no newline inside it (hwloc would
-  // read the rest of it as the document: a DOCTYPE whose internal subset held an object that
-  // crashed hwloc loaded with SIGSEGV) and nothing after it on its line but blanks (hwloc would
-  // skip a comment's start there and read the comment's body). Found by
-  // tests/fuzz/topology_xml_fuzz.cpp and by the review of that find. hwloc writes one header per
-  // line.
+  // The markup just skipped, from `start`, as hwloc 2.9's own importer reads it: while the text
+  // starts with "<?xml " or "<!DOCTYPE ", it skips that line whole, up to its newline, and then
+  // reads the next line as the root. Such a header must therefore fill its line: no newline
+  // inside it (hwloc would read the rest of it as the document: `<?xml version="2.0oc2.dtd">`
+  // with its "?>" four lines down hid an object that crashed hwloc with SIGSEGV, found by
+  // tests/fuzz/topology_xml_fuzz.cpp) and nothing after it on its line but blanks (hwloc would
+  // skip a comment's start there and read the comment's body). hwloc writes one header per line.
   xml_check_result header_line(std::size_t start) {
     const std::string_view markup = t_.substr(start, pos_ - start);
     if (!markup.starts_with("<?xml ") && !markup.starts_with("<!DOCTYPE ")) return {};
@@ -277,15 +270,20 @@ class checker {
     return {};
   }
 
-  // <!DOCTYPE ...>, possibly with an internal subset in brackets; only before the root.
+  // <!DOCTYPE ...>, only before the root. It ends at the first '>' outside quotes, as libxml2
+  // reads it (a '>' inside a quoted literal ended it early here, and the check validated a
+  // decoy root that libxml2 read as part of the literal). No internal subset: libxml2 would
+  // apply its entities and defaults to the document this check reads raw; hwloc never writes one.
   xml_check_result declaration(std::size_t start) {
     if (root_seen_) return fail(xml_verdict::malformed, start, "<! declaration after the root element");
-    int depth = 0;
     for (++pos_; pos_ < t_.size(); ++pos_) {
       const char c = t_[pos_];
-      if (c == '[') ++depth;
-      if (c == ']') --depth;
-      if (c == '>' && depth <= 0) {
+      if (c == '[') return fail(xml_verdict::malformed, start, "a DOCTYPE with an internal subset ('['): hwloc never writes one");
+      if (c == '"' || c == '\'') {
+        const std::size_t close = t_.find(c, pos_ + 1);
+        if (close == std::string_view::npos) break;
+        pos_ = close;
+      } else if (c == '>') {
         ++pos_;
         return {};
       }
@@ -307,6 +305,23 @@ class checker {
     }
     open_.pop_back();
     return {};
+  }
+
+  // Below the root, attributes are read as hwloc 2.9's own importer reads them: a name of
+  // [a-z_] directly followed by ="; only space, tab or newline between attributes; '&' only in
+  // the seven escapes it decodes. At anything else it stops reading the tag's attributes, with
+  // no error, and loads the object with those read so far: a cpuset without the
+  // complete_cpuset written after it in single quotes crashed hwloc with SIGSEGV (a review's
+  // find). hwloc writes every attribute so. (The root's attributes it reads with sscanf.)
+  static constexpr const char* hwloc_stops = ": hwloc's importer would drop it and every attribute after it";
+  static bool hwloc_escapes_only(std::string_view v) {
+    for (std::size_t amp = v.find('&'); amp != std::string_view::npos; amp = v.find('&', amp + 1)) {
+      const std::string_view rest = v.substr(amp + 1);
+      bool known = false;
+      for (const std::string_view e : {"#10;", "#13;", "#9;", "quot;", "lt;", "gt;", "amp;"}) known = known || rest.starts_with(e);
+      if (!known) return false;
+    }
+    return true;
   }
 
   xml_check_result start_tag(std::size_t start) {
@@ -333,8 +348,16 @@ class checker {
         break;
       }
       if (pos_ == before) return fail(xml_verdict::malformed, start, "attributes of " + tag + " are not separated by spaces");
+      if (root_seen_ && t_.substr(before, pos_ - before).find('\r') != std::string_view::npos)
+        return fail(xml_verdict::malformed, start, "a carriage return between attributes of " + tag + hwloc_stops);
       const std::string_view attr = name();
       if (attr.empty()) return fail(xml_verdict::malformed, start, std::string("unexpected '") + t_[pos_] + "' in " + tag);
+      if (root_seen_) {
+        if (!std::all_of(attr.begin(), attr.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; }))
+          return fail(xml_verdict::malformed, start, "attribute name " + std::string(attr) + " of " + tag + " is not [a-z_]" + hwloc_stops);
+        if (pos_ + 2 <= t_.size() && t_.substr(pos_, 2) != "=\"")  // else truncated, below
+          return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " of " + tag + " is not written name=\"value\"" + hwloc_stops);
+      }
       skip_space();
       if (pos_ >= t_.size()) return fail(xml_verdict::truncated, start, "the document ends inside the tag " + tag);
       if (t_[pos_] != '=') return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " of " + tag + " has no value");
@@ -351,6 +374,8 @@ class checker {
       // there. hwloc writes "&gt;".
       if (value.find('>') != std::string_view::npos)
         return fail(xml_verdict::malformed, start, "'>' inside attribute " + std::string(attr) + " of " + tag + " (hwloc writes &gt;)");
+      if (root_seen_ && !hwloc_escapes_only(value))
+        return fail(xml_verdict::malformed, start, "an '&' in attribute " + std::string(attr) + " of " + tag + " that is not one of hwloc's escapes" + hwloc_stops);
       if (find_attr(attrs, attr) != nullptr) return fail(xml_verdict::malformed, start, "attribute " + std::string(attr) + " repeated in " + tag);
       attrs.emplace_back(attr, value);
       pos_ = close + 1;
