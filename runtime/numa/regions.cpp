@@ -302,10 +302,17 @@ const region_state* first_ending_above(const snapshot* s, std::uintptr_t addr) n
   return i == s->by_lo.size() ? nullptr : s->by_lo[i];
 }
 
+// The index in by_lo of the region holding addr; by_lo.size() when none.
+std::size_t index_holding(const snapshot& s, std::uintptr_t addr) noexcept {
+  const std::size_t i = index_ending_above(s, addr);
+  return i < s.by_lo.size() && s.by_lo[i]->lo <= addr ? i : s.by_lo.size();
+}
+
 // The region holding addr, or null.
 const region_state* find(const snapshot* s, std::uintptr_t addr) noexcept {
-  const region_state* r = first_ending_above(s, addr);
-  return r != nullptr && r->lo <= addr ? r : nullptr;
+  if (s == nullptr) return nullptr;
+  const std::size_t i = index_holding(*s, addr);
+  return i == s->by_lo.size() ? nullptr : s->by_lo[i];
 }
 
 // The index in `r` of the page holding addr (addr in r).
@@ -626,8 +633,8 @@ int page_node(const void* p) noexcept {
   const std::size_t hint = tls_last_region.load(native::relaxed);
   const region_state* r = hint < s->by_lo.size() ? s->by_lo[hint] : nullptr;
   if (r == nullptr || addr < r->lo || addr >= r->hi) {
-    const std::size_t i = index_ending_above(*s, addr);
-    if (i == s->by_lo.size() || s->by_lo[i]->lo > addr) return kNotInRegion;
+    const std::size_t i = index_holding(*s, addr);
+    if (i == s->by_lo.size()) return kNotInRegion;
     r = s->by_lo[i];
     tls_last_region.store(i, native::relaxed);
   }
