@@ -122,6 +122,16 @@ std::uint32_t pelt_util_after(std::uint32_t util, std::uint64_t dt_us, bool runn
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(kCapacityScale, kept + gained));
 }
 
+std::uint64_t demand_sum_add(std::uint64_t sum_us, std::uint64_t periods, std::uint64_t busy_us, const pelt_params& p) {
+  return pelt_decay(sum_us, periods, p) + busy_us;
+}
+
+std::uint64_t demand_util(std::uint64_t sum_us, std::uint64_t periods, const pelt_params& p) {
+  // util_avg = util_sum * kCapacityScale / max_sum with util_sum = sum_us * kCapacityScale;
+  // sum_us < 2^32 and kCapacityScale^2 = 2^20 keep the product in 64 bits.
+  return pelt_decay(sum_us, periods, p) * kCapacityScale * kCapacityScale / p.max_sum;
+}
+
 bool pelt_signal::update(std::uint64_t now_us, bool running) {
   if (now_us < last_update_us_) {
     last_update_us_ = now_us;

@@ -131,6 +131,17 @@ std::uint64_t pelt_decay(std::uint64_t v, std::uint64_t periods, const pelt_para
 // on another CPU. Whole periods only: util * y^n, plus kCapacityScale * (1 - y^n) when running.
 std::uint32_t pelt_util_after(std::uint32_t util, std::uint64_t dt_us, bool running, const pelt_params& p);
 
+// A node's exported demand (I-STEAL-17): the busy time of tasks that prefer the node but ran
+// on other nodes, as a decayed sum in microseconds (the util_sum of a signal that several
+// workers feed, without the kCapacityScale factor, so that a sum for many workers fits the
+// mechanism's 32 bits). Adding busy_us once `periods` whole periods have passed since the sum
+// was stamped: the old sum decays like a util_sum, the new stretch counts undecayed (the
+// kernel's d3; a task's run is short against a halflife).
+std::uint64_t demand_sum_add(std::uint64_t sum_us, std::uint64_t periods, std::uint64_t busy_us, const pelt_params& p);
+// The sum `periods` periods after its stamp as a util_avg in kCapacityScale units (one fully
+// busy worker adds kCapacityScale, several add up: not capped), the scale cpu_util() sums use.
+std::uint64_t demand_util(std::uint64_t sum_us, std::uint64_t periods, const pelt_params& p);
+
 // One worker's utilisation signal (the kernel's sched_avg, util part only).
 class pelt_signal {
  public:

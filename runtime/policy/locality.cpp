@@ -131,7 +131,8 @@ bool keep_refused_steal(const refusal_env& env, const tun::settings& s) {
   // group_is_overloaded(): sum_nr_running > group_weight, then capacity * 100 < util * imbalance_pct.
   if (env.src_running + env.src_backlog <= env.src_workers) return false;
   const std::uint64_t capacity = static_cast<std::uint64_t>(env.src_workers) * kCapacityScale;
-  return capacity * 100 < env.src_util * static_cast<std::uint64_t>(t.imbalance_pct_numa);
+  const std::uint64_t util = env.src_util + (s.f.EXPORTED_NODE_UTIL ? env.src_exported : 0);
+  return capacity * 100 < util * static_cast<std::uint64_t>(t.imbalance_pct_numa);
 }
 
 std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max) {

@@ -107,6 +107,7 @@ struct refusal_env {
                                     // its workers' deques), this one included
   std::uint32_t src_running = 0;    // workers of the source node not parked
   std::uint64_t src_util = 0;       // the sum of its workers' cpu_util() (kCapacityScale each)
+  std::uint64_t src_exported = 0;   // its exported demand (demand_util(), I-STEAL-17)
 };
 
 // Whether an idle thief keeps a last_resort task it found queued on its group's preferred node
@@ -121,7 +122,10 @@ struct refusal_env {
 // source node is overloaded as the kernel's group_is_overloaded() says (I-STEAL-16): more
 // runnable tasks than workers (running + backlog > workers) and util * imbalance_pct_numa >
 // workers * kCapacityScale * 100. A node that already runs above its capacity's margin does not
-// drain its queue; waiting for it only lengthens every wait there.
+// drain its queue; waiting for it only lengthens every wait there. With EXPORTED_NODE_UTIL the
+// utilisation is the node's demand, src_util + src_exported (I-STEAL-17): the work its tasks
+// brought to other nodes counts too, else every task kept elsewhere lowers the util that
+// decides whether the next one is kept, and the served util settles just under the margin.
 bool keep_refused_steal(const refusal_env& env, const tun::settings& s);
 
 // Indexes of the candidates to take, at most `max` (a batch limit chosen by the caller):

@@ -30,6 +30,24 @@ constinit atomics::atomic<std::uint32_t> g_fork_generation{0};
 
 namespace {
 
+// A node's demand word (scheduler::node_demand): the stamp's pelt period in the high
+// kDemandStampBits, the sum in the rest.
+constexpr unsigned kDemandSumBits = 24;
+constexpr std::uint64_t kDemandSumMax = (std::uint64_t{1} << kDemandSumBits) - 1;
+constexpr unsigned kDemandStampBits = 64 - kDemandSumBits;
+
+std::uint64_t demand_word(std::uint64_t period, std::uint64_t sum) noexcept {
+  return (period << kDemandSumBits) | std::min(sum, kDemandSumMax);
+}
+
+// Whole periods from a demand word's stamp to `period` (mod 2^40); 0 when the stamp is later,
+// written by a thread whose clock read came after this one's.
+std::uint64_t periods_since(std::uint64_t word, std::uint64_t period) noexcept {
+  constexpr unsigned shift = 64 - kDemandStampBits;
+  const auto d = static_cast<std::int64_t>((period - (word >> kDemandSumBits)) << shift) >> shift;
+  return d > 0 ? static_cast<std::uint64_t>(d) : 0;
+}
+
 // The worker the calling thread is, or null. Written once by the worker thread itself.
 thread_local worker* tls_worker = nullptr;
 
@@ -186,6 +204,10 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       search_pauses_(idle_poll_ ? settings_.t.idle_poll_pause_iterations : settings_.t.spin_iterations) {
   const int n = layout_.worker_count();
   no_faults_.assign(static_cast<std::size_t>(topo_.node_count()), 0);
+  demand_ = std::make_unique<node_demand[]>(static_cast<std::size_t>(topo_.node_count()));
+  for (int node = 0; node < topo_.node_count(); ++node)  // stamped now, so that the first decay is short
+    demand_[static_cast<std::size_t>(node)].word.store(demand_word(sync::now_ns() / 1000 / pelt_params_.period_us, 0),
+                                                       atomics::relaxed);
   arenas_ = std::make_unique<memory::node_arenas>(topo_);
   balancer_ = std::make_unique<numa::balancer>(topo_, layout_.node_capacity, n, settings_, regions_, balancer_glue_);
   const std::size_t llcs = layout_.llc_workers.size();
@@ -426,6 +448,7 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
                                                          sw.util_busy.load(atomics::relaxed), pelt_params_);
       env.src_util += policy::cpu_util(util, sw.util_est.load(atomics::relaxed), settings_);
     });
+    if (overload && settings_.f.EXPORTED_NODE_UTIL) env.src_exported = exported_util(src_node, now_us);
     if (policy::keep_refused_steal(env, settings_)) {
       w.steal_refusals = 0;
       w.counters.add(ctr::counter::steals_overridden);
@@ -943,17 +966,44 @@ void scheduler::push_node(int node, task* t, worker* from) noexcept {
 
 void scheduler::execute(worker* w, task* t) noexcept {
   // The group's home follows the worker that runs it, except away from its preferred node:
-  // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8).
-  if (group_state* g = t->affinity; g != nullptr && g->home_worker.load(atomics::relaxed) != w->id) {
+  // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8). A
+  // top-level task away from its preferred node is that node's exported demand (I-STEAL-17);
+  // one run by a helping joiner is not: its time is inside the joiner's own task.
+  int exported_to = -1;
+  if (group_state* g = t->affinity; g != nullptr) {
     const int pref = g->preferred_node.load(atomics::relaxed);
-    if (pref < 0 || pref == w->node) g->home_worker.store(w->id, atomics::relaxed);
+    if (pref < 0 || pref == w->node) {
+      if (g->home_worker.load(atomics::relaxed) != w->id) g->home_worker.store(w->id, atomics::relaxed);
+    } else if (w->depth == 0 && settings_.f.EXPORTED_NODE_UTIL) {
+      exported_to = pref;
+    }
   }
+  const std::uint64_t start_ns = exported_to >= 0 ? sync::now_ns() : 0;
   run_body(*w, t);
+  if (exported_to >= 0) add_exported(exported_to, start_ns, sync::now_ns());
   w->counters.add(ctr::counter::tasks_run);  // the inline runs are added at flush (I-CTR-7)
   // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.
   // I-CTR-4: so does every injection_poll_interval-th nested one (a joiner helping).
   if (w->depth == 0 || w->counters.tick()) w->counters.flush(settings_.t.injection_poll_interval);
   complete(t, w);
+}
+
+void scheduler::add_exported(int node, std::uint64_t start_ns, std::uint64_t end_ns) noexcept {
+  const std::uint64_t period = end_ns / 1000 / pelt_params_.period_us;
+  const std::uint64_t busy_us = (end_ns - std::min(end_ns, start_ns)) / 1000;
+  atomics::atomic<std::uint64_t>& word = demand_[static_cast<std::size_t>(node)].word;
+  std::uint64_t old = word.load(atomics::relaxed);
+  for (;;) {
+    const std::uint64_t elapsed = periods_since(old, period);
+    const std::uint64_t stamp = elapsed > 0 ? period : old >> kDemandSumBits;  // never backwards
+    const std::uint64_t sum = policy::demand_sum_add(old & kDemandSumMax, elapsed, busy_us, pelt_params_);
+    if (word.compare_exchange_weak(old, demand_word(stamp, sum), atomics::relaxed, atomics::relaxed)) return;
+  }
+}
+
+std::uint64_t scheduler::exported_util(int node, std::uint64_t now_us) const noexcept {
+  const std::uint64_t word = demand_[static_cast<std::size_t>(node)].word.load(atomics::relaxed);
+  return policy::demand_util(word & kDemandSumMax, periods_since(word, now_us / pelt_params_.period_us), pelt_params_);
 }
 
 // The one place a worker runs a task's closure, whoever took the task (the worker loop, a

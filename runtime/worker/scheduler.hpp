@@ -241,6 +241,8 @@ class scheduler {
   void park(worker& w);
   void stop_searching(worker& w) noexcept;
   void execute(worker* w, task* t) noexcept;
+  void add_exported(int node, std::uint64_t start_ns, std::uint64_t end_ns) noexcept;
+  std::uint64_t exported_util(int node, std::uint64_t now_us) const noexcept;
   void run_body(worker& w, task* t) noexcept;
   void complete(task* t, worker* w) noexcept;
   void trace_start(worker& w, task* t) noexcept;
@@ -338,6 +340,17 @@ class scheduler {
     atomics::atomic<int> nr_idle_scan{0};
   };
   std::unique_ptr<llc_state[]> llcs_;
+  // Per node: its exported demand (I-STEAL-17) in one word, the pelt period of its stamp in the
+  // high 40 bits (wrapping after 2^40 periods: 35 years at 1024 us) and the decayed sum in us
+  // in the low 24 (saturating at 16.7 s: about 350 workers busy for the node elsewhere). Written by workers that finish, on
+  // another node, a top-level task whose group prefers this one (CAS, relaxed: the word is the
+  // whole value, nothing is published with it); read relaxed by thieves deciding whether to
+  // keep a task (keep_remote_steal). A hint: a stale value costs one task's placement. One line
+  // each: thieves elsewhere write different nodes' words.
+  struct alignas(sync::kCacheLine) node_demand {
+    atomics::atomic<std::uint64_t> word{0};
+  };
+  std::unique_ptr<node_demand[]> demand_;
   // Node arenas before the workers (their pools allocate from them); the registry and the
   // balancer before the workers too (each worker's sample ring is the balancer's), and the
   // balancer thread is stopped by shutdown() before the workers are joined.

@@ -148,4 +148,52 @@ TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
   EXPECT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
 }
 
+// I-STEAL-17: with imbalance_pct_numa at 100 a node's served util (at most its capacity) can
+// never pass the overload margin, so only the util its tasks brought elsewhere can. Node 0 is
+// held and ten 20 ms tasks of the group queue behind it: idle thieves on node 1 keep them while
+// the backlog is at least 4 (I-STEAL-15), and those runs are node 0's exported demand. The
+// last three (backlog 3) are kept only because that demand makes node 0 overloaded.
+int run_behind_held_node_0(const std::string& features, bool& all_before_release) {
+  std::atomic<int> finished{0};
+  std::atomic<int> ran_on_1{0};
+  held_node_0 h{std::string(kNoRefusalLimit) + ",imbalance_pct_numa=100" + features};
+  EXPECT_TRUE(h.runtime().virtual_topology());
+  EXPECT_TRUE(h.hold()) << "a holding task never started";
+  for (int i = 0; i < 10; ++i) {
+    h.spawn([&] {
+      if (rt::current_node().value == 1) ran_on_1.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      finished.fetch_add(1);
+    });
+  }
+  if (features.empty()) {
+    all_before_release = eventually([&] { return finished.load() == 10; });
+  } else {
+    // Without the demand: the backlog rule lets some go, then the rest is given back, again
+    // and again, long after the ones kept have ended.
+    auto refused = [&] { return h.runtime().stats().total("steals_refused"); };
+    EXPECT_TRUE(eventually([&] { return ran_on_1.load() >= 1 && finished.load() == ran_on_1.load() && refused() >= 3; }));
+    const std::uint64_t later = refused() + 20;
+    EXPECT_TRUE(eventually([&] { return refused() >= later; }));
+    all_before_release = finished.load() == 10;
+  }
+  h.release_all();
+  EXPECT_EQ(finished.load(), 10);
+  return ran_on_1.load();
+}
+
+TEST(RefusedSteal, ANodesExportedDemandMakesItOverloaded) {
+  bool all_before_release = false;
+  EXPECT_EQ(run_behind_held_node_0("", all_before_release), 10);
+  EXPECT_TRUE(all_before_release) << "queued tasks waited for node 0 although its demand is above its capacity";
+}
+
+TEST(RefusedSteal, WithoutExportedDemandTheLastQueuedTasksWaitForTheirNode) {
+  bool all_before_release = true;
+  const int ran_on_1 = run_behind_held_node_0(",NO_EXPORTED_NODE_UTIL", all_before_release);
+  EXPECT_FALSE(all_before_release);
+  EXPECT_GE(ran_on_1, 1);
+  EXPECT_LE(ran_on_1, 7);
+}
+
 }  // namespace

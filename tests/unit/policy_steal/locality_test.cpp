@@ -343,5 +343,39 @@ TEST(KeepRefusedSteal, OverloadRuleFollowsItsFeatureAndImbalancePct) {
   EXPECT_TRUE(keep_refused_steal(env, s));
 }
 
+// I-STEAL-17: with EXPORTED_NODE_UTIL the overload test reads the node's demand, its workers'
+// util plus the util of its tasks that ran elsewhere; without it, the served util alone.
+TEST(KeepRefusedSteal, ExportedDemandCountsTowardOverload) {
+  tun::settings s{};
+  ASSERT_TRUE(s.f.EXPORTED_NODE_UTIL);
+  struct row {
+    const char* name;
+    std::uint32_t running;
+    std::uint64_t backlog;
+    std::uint64_t util;
+    std::uint64_t exported;
+    bool keep;
+  };
+  const row rows[] = {
+      {"served 70 %, a third of the demand ran elsewhere: 105 %", 2, 1, 1434, 717, true},
+      {"served 70 %, exported 10 %: 80 %, not above the margin", 2, 1, 1434, 204, false},
+      {"served 70 %, exported 10 % and one unit", 2, 1, 1434, 205, true},
+      {"served 0, exported above the margin alone", 2, 1, 0, 1700, true},
+      {"one worker parked: not more runnable than workers, whatever the demand", 1, 1, 1434, 2048, false},
+  };
+  for (const row& r : rows) {
+    refusal_env env;
+    env.src_workers = 2;
+    env.src_running = r.running;
+    env.src_backlog = r.backlog;
+    env.src_util = r.util;
+    env.src_exported = r.exported;
+    EXPECT_EQ(keep_refused_steal(env, s), r.keep) << r.name;
+    s.f.EXPORTED_NODE_UTIL = false;
+    EXPECT_EQ(keep_refused_steal(env, s), r.util * 125 > 2048 * 100 && r.running + r.backlog > 2) << r.name;
+    s.f.EXPORTED_NODE_UTIL = true;
+  }
+}
+
 }  // namespace
 }  // namespace rt::policy

@@ -190,5 +190,43 @@ TEST(PeltSignal, BusyPeriodByPeriodApproachesFullCapacity) {
   EXPECT_LE(sig.util_avg(), 1024u);
 }
 
+// A node's exported demand (I-STEAL-17) with halving periods: the sum decays like a util_sum
+// (v >> n) before the new busy time adds undecayed; as util, sum * 1024 * 1024 / max_sum with
+// max_sum = 2,047,999, so 2000 us (a worker busy in every period) reads 1024.
+TEST(ExportedDemand, HalvingPeriodsTable) {
+  const pelt_params p = make_pelt_params(halving_each_period());
+  struct row {
+    std::uint64_t sum, periods, busy, after;
+  };
+  const row adds[] = {
+      {0, 5, 1000, 1000}, {1000, 0, 250, 1250}, {1000, 1, 500, 1000}, {4000, 2, 0, 1000}, {4000, 64, 7, 7},
+  };
+  for (const row& r : adds) EXPECT_EQ(demand_sum_add(r.sum, r.periods, r.busy, p), r.after) << r.sum << " " << r.periods;
+  struct util_row {
+    std::uint64_t sum, periods, util;
+  };
+  const util_row utils[] = {
+      {2000, 0, 1024},  // 2,097,152,000 / 2,047,999 = 1024.0005
+      {1000, 0, 512},   {4000, 1, 1024}, {4000, 0, 2048},  // two workers' worth: not capped
+      {1, 0, 0},        {3, 0, 1},       {2000, 64, 0},
+  };
+  for (const util_row& r : utils) EXPECT_EQ(demand_util(r.sum, r.periods, p), r.util) << r.sum << " " << r.periods;
+}
+
+// One worker busy for the node in every period, added period by period with the defaults,
+// reads what that worker's own signal reads: full capacity, within rounding.
+TEST(ExportedDemand, BusyEveryPeriodReadsLikeABusyWorker) {
+  const pelt_params p = make_pelt_params(tun::settings{});
+  pelt_signal sig(p, 0);
+  std::uint64_t sum = 0;
+  for (std::uint64_t k = 1; k <= 31 * 20; ++k) {
+    sig.update(1024 * k, true);
+    sum = demand_sum_add(sum, 1, 1024, p);
+  }
+  EXPECT_NEAR(static_cast<double>(demand_util(sum, 0, p)), static_cast<double>(sig.util_avg()), 2.0);
+  // One halflife later, idle: half.
+  EXPECT_NEAR(static_cast<double>(demand_util(sum, 31, p)), 512.0, 2.0);
+}
+
 }  // namespace
 }  // namespace rt::policy::test
