@@ -88,7 +88,7 @@ class held_node_0 {
 };
 
 // Node 0's two workers are held by two of the group's tasks; six more queue behind them, a
-// backlog of 6 >= 200 % of 2 workers: node 1's idle workers keep some of them while node 0 is
+// backlog of 6 >= 150 % of 2 workers: node 1's idle workers keep some of them while node 0 is
 // still held, instead of giving them back for ever. The overloaded-node rule (I-STEAL-16) is
 // off, so that only the backlog rule can let them go.
 TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
@@ -151,12 +151,12 @@ TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
 // I-STEAL-17: with imbalance_pct_numa at 100 a node's served util (at most its capacity) can
 // never pass the overload margin, so only the util its tasks brought elsewhere can. Node 0 is
 // held and ten 20 ms tasks of the group queue behind it: idle thieves on node 1 keep them while
-// the backlog is at least 4 (I-STEAL-15), and those runs are node 0's exported demand. The
+// the backlog is at least 4 (I-STEAL-15 at 200 %), and those runs are node 0's exported demand. The
 // last three (backlog 3) are kept only because that demand makes node 0 overloaded.
 int run_behind_held_node_0(const std::string& features, bool& all_before_release) {
   std::atomic<int> finished{0};
   std::atomic<int> ran_on_1{0};
-  held_node_0 h{std::string(kNoRefusalLimit) + ",imbalance_pct_numa=100" + features};
+  held_node_0 h{std::string(kNoRefusalLimit) + ",numa_overload_queued_pct=200,imbalance_pct_numa=100" + features};
   EXPECT_TRUE(h.runtime().virtual_topology());
   EXPECT_TRUE(h.hold()) << "a holding task never started";
   for (int i = 0; i < 10; ++i) {

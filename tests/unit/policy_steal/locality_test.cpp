@@ -240,14 +240,14 @@ TEST(PickBatch, LastResortOnlyWhenNothingBetterFitsTheLimit) {
   EXPECT_EQ(pick_batch(batch, 2), (std::vector<std::size_t>{1, 0}));
 }
 
-// I-STEAL-13 and I-STEAL-15 with the defaults (numa_steal_refusals 32,
-// numa_overload_queued_pct 200): a thief keeps a task it would give back after 32 refusals in a
-// row, or when the source node's backlog reaches twice its workers.
+// I-STEAL-13 and I-STEAL-15 with the defaults (numa_steal_refusals 64,
+// numa_overload_queued_pct 150): a thief keeps a task it would give back after 64 refusals in a
+// row, or when the source node's backlog reaches one and a half times its workers.
 TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
   const tun::settings s{};
   const tun::tunables& t = s.t;
-  ASSERT_EQ(t.numa_steal_refusals, 32);
-  ASSERT_EQ(t.numa_overload_queued_pct, 200);
+  ASSERT_EQ(t.numa_steal_refusals, 64);
+  ASSERT_EQ(t.numa_overload_queued_pct, 150);
   struct row {
     const char* name;
     std::int64_t refusals;
@@ -257,14 +257,14 @@ TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
   };
   const row rows[] = {
       {"first refusal, the task alone on a 2-worker node", 0, 2, 1, false},
-      {"31 refusals, backlog 3 of 4", 31, 2, 3, false},
-      {"32 refusals in a row", 32, 2, 1, true},
-      {"backlog twice the workers", 0, 2, 4, true},
-      {"backlog above twice the workers", 0, 2, 9, true},
+      {"63 refusals, backlog 2 of 3", 63, 2, 2, false},
+      {"64 refusals in a row", 64, 2, 1, true},
+      {"backlog one and a half times the workers", 0, 2, 3, true},
+      {"backlog above it", 0, 2, 9, true},
       {"one worker, backlog 2", 0, 1, 2, true},
       {"one worker, backlog 1", 0, 1, 1, false},
-      {"8 workers, backlog 15", 0, 8, 15, false},
-      {"8 workers, backlog 16", 0, 8, 16, true},
+      {"8 workers, backlog 11", 0, 8, 11, false},
+      {"8 workers, backlog 12", 0, 8, 12, true},
       {"a node without workers: nobody there could run it (I-STEAL-8)", 0, 0, 1, true},
   };
   for (const row& r : rows) {
