@@ -123,7 +123,13 @@ std::uint32_t pelt_util_after(std::uint32_t util, std::uint64_t dt_us, bool runn
 }
 
 std::uint64_t demand_sum_add(std::uint64_t sum_us, std::uint64_t periods, std::uint64_t busy_us, const pelt_params& p) {
-  return pelt_decay(sum_us, periods, p) + busy_us;
+  // The run's whole periods, newest first: P * (1 + y + ... + y^(n-1)) = S * (1 - y^n) with
+  // S = max_sum / kCapacityScale; the rest of the run is older than all of them.
+  const std::uint64_t full = busy_us / p.period_us;
+  const std::uint64_t forever = p.max_sum / kCapacityScale;
+  const std::uint64_t run = core::sub_positive(forever, pelt_decay(forever, full, p)) +
+                            pelt_decay(busy_us - full * p.period_us, full, p);
+  return pelt_decay(sum_us, periods, p) + std::min(run, busy_us);
 }
 
 std::uint64_t demand_util(std::uint64_t sum_us, std::uint64_t periods, const pelt_params& p) {

@@ -40,12 +40,17 @@ std::uint64_t demand_word(std::uint64_t period, std::uint64_t sum) noexcept {
   return (period << kDemandSumBits) | std::min(sum, kDemandSumMax);
 }
 
-// Whole periods from a demand word's stamp to `period` (mod 2^40); 0 when the stamp is later,
-// written by a thread whose clock read came after this one's.
+// Whole periods from a demand word's stamp to `period`, as a signed 40-bit difference: 0 when
+// the stamp is up to kDemandClockRace periods later (written by a thread whose clock read came
+// after this one's); a stamp further ahead has wrapped (2^39 periods old: 17.8 years at 1024
+// us, 6.4 days at the smallest pelt_period_us) and reads as long decayed.
+constexpr std::int64_t kDemandClockRace = std::int64_t{1} << 20;
+constexpr std::uint64_t kDemandDecayed = std::uint64_t{1} << 32;  // past any halflife's 63 shifts
 std::uint64_t periods_since(std::uint64_t word, std::uint64_t period) noexcept {
   constexpr unsigned shift = 64 - kDemandStampBits;
   const auto d = static_cast<std::int64_t>((period - (word >> kDemandSumBits)) << shift) >> shift;
-  return d > 0 ? static_cast<std::uint64_t>(d) : 0;
+  if (d >= 0) return static_cast<std::uint64_t>(d);
+  return d > -kDemandClockRace ? 0 : kDemandDecayed;
 }
 
 // The worker the calling thread is, or null. Written once by the worker thread itself.
@@ -793,7 +798,8 @@ void scheduler::place(worker* w, task* t) noexcept {
     if (home < 0) home = w->id;
     if ((t->flags & kFrameContinuation) != 0) {
       r.exec = true;
-      // numart does not time tasks (a clock read costs more than a spawn): the running task is
+      // numart does not time tasks on this path (a clock read costs more than a spawn; only a
+      // task run away from its preferred node is timed, I-STEAL-17): the running task is
       // charged with its worker's whole signal, which a chain of continuations is.
       r.task = {w->id, w->util.load(atomics::relaxed), w->util_est.load(atomics::relaxed),
                 policy::task_presence::running};
@@ -967,8 +973,8 @@ void scheduler::push_node(int node, task* t, worker* from) noexcept {
 void scheduler::execute(worker* w, task* t) noexcept {
   // The group's home follows the worker that runs it, except away from its preferred node:
   // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8). A
-  // top-level task away from its preferred node is that node's exported demand (I-STEAL-17);
-  // one run by a helping joiner is not: its time is inside the joiner's own task.
+  // top-level task away from its preferred node is that node's exported demand (I-STEAL-17),
+  // with whatever it runs nested while it joins; a nested task by itself is not timed.
   int exported_to = -1;
   if (group_state* g = t->affinity; g != nullptr) {
     const int pref = g->preferred_node.load(atomics::relaxed);
@@ -990,7 +996,7 @@ void scheduler::execute(worker* w, task* t) noexcept {
 
 void scheduler::add_exported(int node, std::uint64_t start_ns, std::uint64_t end_ns) noexcept {
   const std::uint64_t period = end_ns / 1000 / pelt_params_.period_us;
-  const std::uint64_t busy_us = (end_ns - std::min(end_ns, start_ns)) / 1000;
+  const std::uint64_t busy_us = (end_ns - std::min(end_ns, start_ns) + 500) / 1000;  // to the nearest us
   atomics::atomic<std::uint64_t>& word = demand_[static_cast<std::size_t>(node)].word;
   std::uint64_t old = word.load(atomics::relaxed);
   for (;;) {

@@ -1,5 +1,5 @@
 // Thieves that would give a task back to its group's preferred node (docs/design/stealing.md,
-// I-STEAL-13, -15, -16): a backlog of twice the node's workers, or an overloaded node, makes
+// I-STEAL-13, -15, -16, -17): a backlog of 150 % of the node's workers, or an overloaded node, makes
 // idle thieves elsewhere keep the tasks. Real threads on a virtual 2-node topology (2 workers a
 // node); numa_steal_refusals is set out of reach so that only the rule under test can make a
 // thief keep a task (without it, each positive test fails after its 60 s bound).
@@ -112,7 +112,7 @@ TEST(RefusedSteal, ABackloggedNodeLosesItsQueuedTasksToIdleThieves) {
 }
 
 // I-STEAL-16: node 0's two workers are held by two busy tasks and one more task of the group
-// queues behind them, a backlog of 1 (under I-STEAL-15's 200 %). Node 0 has more runnable tasks
+// queues behind them, a backlog of 1 (under I-STEAL-15's 150 %). Node 0 has more runnable tasks
 // than workers and its utilisation climbs toward full as the holders run, so it is overloaded
 // (group_is_overloaded()): an idle thief on node 1 keeps the task while node 0 is still held.
 // Neither the refusal count nor the backlog rule can let it go, so without the overloaded-node

@@ -278,22 +278,24 @@ TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
 
 TEST(KeepRefusedSteal, TunablesMoveTheThresholds) {
   tun::settings s{};
-  s.t.numa_overload_queued_pct = 150;  // 3 queued tasks on 2 workers
+  s.t.numa_overload_queued_pct = 250;  // 5 queued tasks on 2 workers
   refusal_env env;
   env.src_workers = 2;
-  env.src_backlog = 3;
+  env.src_backlog = 5;
   EXPECT_TRUE(keep_refused_steal(env, s));
-  env.src_backlog = 2;
+  env.src_backlog = 4;
   EXPECT_FALSE(keep_refused_steal(env, s));
   s.t.numa_steal_refusals = 0;  // 0: a thief never gives a task back
   EXPECT_TRUE(keep_refused_steal(env, s));
 }
 
-// I-STEAL-16 with the defaults (imbalance_pct_numa 125, so util above 80 % of capacity): the
-// kernel's group_is_overloaded() on the source node, below I-STEAL-15's backlog threshold.
+// I-STEAL-16 with imbalance_pct_numa's default (125, so util above 80 % of capacity): the
+// kernel's group_is_overloaded() on the source node, below I-STEAL-15's backlog threshold
+// (held at 200 % here, so that a backlog of 3 on 2 workers is under it).
 // Capacity 1024 per worker; a 2-worker node is overloaded from util 1639 (1639 * 125 > 204800).
 TEST(KeepRefusedSteal, OverloadedSourceNodeTable) {
-  const tun::settings s{};
+  tun::settings s{};
+  s.t.numa_overload_queued_pct = 200;  // the backlogs below stay under I-STEAL-15's threshold
   ASSERT_EQ(s.t.imbalance_pct_numa, 125);
   ASSERT_TRUE(s.f.OVERLOADED_NODE_STEAL);
   struct row {

@@ -191,8 +191,9 @@ TEST(PeltSignal, BusyPeriodByPeriodApproachesFullCapacity) {
 }
 
 // A node's exported demand (I-STEAL-17) with halving periods: the sum decays like a util_sum
-// (v >> n) before the new busy time adds undecayed; as util, sum * 1024 * 1024 / max_sum with
-// max_sum = 2,047,999, so 2000 us (a worker busy in every period) reads 1024.
+// (v >> n) before the run adds; a run adds its whole periods as 1999 - (1999 >> n) (1999 =
+// max_sum / 1024, a worker busy for ever) and its older rest halved n times; as util,
+// sum * 1024 * 1024 / max_sum with max_sum = 2,047,999, so 2000 us reads 1024.
 TEST(ExportedDemand, HalvingPeriodsTable) {
   const pelt_params p = make_pelt_params(halving_each_period());
   struct row {
@@ -200,6 +201,9 @@ TEST(ExportedDemand, HalvingPeriodsTable) {
   };
   const row adds[] = {
       {0, 5, 1000, 1000}, {1000, 0, 250, 1250}, {1000, 1, 500, 1000}, {4000, 2, 0, 1000}, {4000, 64, 7, 7},
+      {0, 0, 1500, 1250},   // one period (1999 - 999) and 500 us one period older (250)
+      {0, 0, 10000, 1998},  // ten periods: 1999 - (1999 >> 10), not 10,000
+      {100, 1, 20000, 2049},
   };
   for (const row& r : adds) EXPECT_EQ(demand_sum_add(r.sum, r.periods, r.busy, p), r.after) << r.sum << " " << r.periods;
   struct util_row {
@@ -226,6 +230,21 @@ TEST(ExportedDemand, BusyEveryPeriodReadsLikeABusyWorker) {
   EXPECT_NEAR(static_cast<double>(demand_util(sum, 0, p)), static_cast<double>(sig.util_avg()), 2.0);
   // One halflife later, idle: half.
   EXPECT_NEAR(static_cast<double>(demand_util(sum, 31, p)), 512.0, 2.0);
+}
+
+// One run added when it ends reads as the same run added period by period (each of whose
+// decays truncates by less than a unit): a task of ten halflives counts as one worker busy
+// that long, not as ten workers.
+TEST(ExportedDemand, ALongRunAddsWhatItsPeriodsWouldHave) {
+  const pelt_params p = make_pelt_params(tun::settings{});
+  for (const std::uint64_t periods : {1u, 5u, 31u, 100u, 310u}) {
+    std::uint64_t by_period = 0;
+    for (std::uint64_t k = 0; k < periods; ++k) by_period = demand_sum_add(by_period, 1, p.period_us, p);
+    const std::uint64_t whole = demand_sum_add(0, 0, periods * p.period_us, p);
+    EXPECT_NEAR(static_cast<double>(whole), static_cast<double>(by_period), static_cast<double>(periods))
+        << periods << " periods";
+    EXPECT_LE(demand_util(whole, 0, p), 1024u) << periods << " periods";
+  }
 }
 
 }  // namespace
