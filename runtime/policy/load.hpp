@@ -135,11 +135,12 @@ std::uint32_t pelt_util_after(std::uint32_t util, std::uint64_t dt_us, bool runn
 // on other nodes, as a decayed sum in microseconds (the util_sum of a signal that several
 // workers feed, without the kCapacityScale factor, so that a sum for many workers fits the
 // mechanism's 24 bits). Adding a run of busy_us that ended now, `periods` whole periods after
-// the sum was stamped: the old sum decays like a util_sum, and the run adds what a worker's
-// signal would have gained over it, each of its periods decayed by its age (the full periods
-// as pelt_signal::update's c2, the oldest partial one decayed with them): a run shorter than
-// a period adds busy_us, a run of many halflives adds at most max_sum / kCapacityScale, one
-// worker busy for ever. A run counts only when it ends.
+// the sum was stamped: the old sum decays like a util_sum, and the run adds about what a
+// worker's signal would have gained over it, each of its periods decayed by its age: its
+// whole periods, counted back from its end (the newest undecayed, as the kernel's d3), add
+// (max_sum - decay(max_sum, n)) / kCapacityScale, and its oldest partial period is decayed n
+// periods. A run shorter than a period adds busy_us; a run of many halflives adds at most
+// max_sum / kCapacityScale, one worker busy for ever. A run counts only when it ends.
 std::uint64_t demand_sum_add(std::uint64_t sum_us, std::uint64_t periods, std::uint64_t busy_us, const pelt_params& p);
 // The sum `periods` periods after its stamp as a util_avg in kCapacityScale units (one fully
 // busy worker adds kCapacityScale, several add up: not capped), the scale cpu_util() sums use.

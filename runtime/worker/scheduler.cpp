@@ -43,7 +43,11 @@ std::uint64_t demand_word(std::uint64_t period, std::uint64_t sum) noexcept {
 // Whole periods from a demand word's stamp to `period`, as a signed 40-bit difference: 0 when
 // the stamp is up to kDemandClockRace periods later (written by a thread whose clock read came
 // after this one's); a stamp further ahead has wrapped (2^39 periods old: 17.8 years at 1024
-// us, 6.4 days at the smallest pelt_period_us) and reads as long decayed.
+// us, 6.4 days at the smallest pelt_period_us) and reads as long decayed. Two corners, both
+// costing one node's demand for a while, never correctness: a writer stalled more than
+// kDemandClockRace periods between its clock read and its CAS (18 minutes at 1024 us, 1 s at
+// 1 us) reads the newer stamp as wrapped, drops the sum and stamps its older period; a stamp
+// 2^40 - kDemandClockRace or more periods old reads as fresh.
 constexpr std::int64_t kDemandClockRace = std::int64_t{1} << 20;
 constexpr std::uint64_t kDemandDecayed = std::uint64_t{1} << 32;  // past any halflife's 63 shifts
 std::uint64_t periods_since(std::uint64_t word, std::uint64_t period) noexcept {
@@ -974,7 +978,8 @@ void scheduler::execute(worker* w, task* t) noexcept {
   // The group's home follows the worker that runs it, except away from its preferred node:
   // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8). A
   // top-level task away from its preferred node is that node's exported demand (I-STEAL-17),
-  // with whatever it runs nested while it joins; a nested task by itself is not timed.
+  // with whatever it runs nested and the time it blocks while it joins (the worker is held for
+  // that long); a nested task by itself is not timed.
   int exported_to = -1;
   if (group_state* g = t->affinity; g != nullptr) {
     const int pref = g->preferred_node.load(atomics::relaxed);

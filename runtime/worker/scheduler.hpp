@@ -342,7 +342,8 @@ class scheduler {
   std::unique_ptr<llc_state[]> llcs_;
   // Per node: its exported demand (I-STEAL-17) in one word, the pelt period of its stamp in the
   // high 40 bits (compared as a signed difference: periods_since) and the decayed sum in us in
-  // the low 24 (saturating at 16.7 s: about 350 workers busy for the node elsewhere). Written by workers that finish, on
+  // the low 24 (saturating at 16.7 s: about 350 workers busy for the node elsewhere with the
+  // default 32 ms halflife, about 11 at the largest, 1 s). Written by workers that finish, on
   // another node, a top-level task whose group prefers this one (CAS, relaxed: the word is the
   // whole value, nothing is published with it); read relaxed by thieves deciding whether to
   // keep a task (keep_remote_steal). A hint: a stale value costs one task's placement. One line
