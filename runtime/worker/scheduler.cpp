@@ -979,13 +979,14 @@ void scheduler::execute(worker* w, task* t) noexcept {
   // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8). A
   // top-level task away from its preferred node is that node's exported demand (I-STEAL-17),
   // with whatever it runs nested and the time it blocks while it joins (the worker is held for
-  // that long); a nested task by itself is not timed.
+  // that long); a nested task by itself is not timed. Only timed while the overload test that
+  // reads it is on.
   int exported_to = -1;
   if (group_state* g = t->affinity; g != nullptr) {
     const int pref = g->preferred_node.load(atomics::relaxed);
     if (pref < 0 || pref == w->node) {
       if (g->home_worker.load(atomics::relaxed) != w->id) g->home_worker.store(w->id, atomics::relaxed);
-    } else if (w->depth == 0 && settings_.f.EXPORTED_NODE_UTIL) {
+    } else if (w->depth == 0 && settings_.f.OVERLOADED_NODE_STEAL && settings_.f.EXPORTED_NODE_UTIL) {
       exported_to = pref;
     }
   }
