@@ -293,30 +293,41 @@ TEST(KeepRefusedSteal, TunablesMoveTheThresholds) {
 // kernel's group_is_overloaded() on the source node, below I-STEAL-15's backlog threshold
 // (held at 200 % here, so that a backlog of 3 on 2 workers is under it).
 // Capacity 1024 per worker; a 2-worker node is overloaded from util 1639 (1639 * 125 > 204800).
+// I-STEAL-17: with EXPORTED_NODE_UTIL the util is the node's demand, its workers' util plus
+// the util of its tasks that ran elsewhere (`exported`); without it, the served util alone
+// (`keep_served`).
 TEST(KeepRefusedSteal, OverloadedSourceNodeTable) {
   tun::settings s{};
   s.t.numa_overload_queued_pct = 200;  // the backlogs below stay under I-STEAL-15's threshold
   ASSERT_EQ(s.t.imbalance_pct_numa, 125);
   ASSERT_TRUE(s.f.OVERLOADED_NODE_STEAL);
+  ASSERT_TRUE(s.f.EXPORTED_NODE_UTIL);
   struct row {
     const char* name;
     std::uint32_t workers;
     std::uint32_t running;
     std::uint64_t backlog;
     std::uint64_t util;
+    std::uint64_t exported;
     bool keep;
+    bool keep_served;
   };
   const row rows[] = {
-      {"both busy, the task queued, util 100 %", 2, 2, 1, 2048, true},
-      {"both busy, util just above 80 %", 2, 2, 1, 1639, true},
-      {"both busy, util exactly 80 %: not above the margin", 2, 2, 1, 1638, false},
-      {"both busy, util 50 %: a node with spare capacity drains its queue", 2, 2, 1, 1024, false},
-      {"one worker parked: running + backlog == workers", 2, 1, 1, 2048, false},
-      {"one worker parked, two queued: more runnable than workers", 2, 1, 2, 2048, true},
-      {"no worker running, three queued (backlog under 200 %), util high", 2, 0, 3, 2048, true},
-      {"no worker running, two queued: not more than the workers", 2, 0, 2, 2048, false},
-      {"8 workers all busy, 1 queued, util 6600 of 8192", 8, 8, 1, 6600, true},
-      {"8 workers all busy, 1 queued, util 6553 of 8192 (80 %)", 8, 8, 1, 6553, false},
+      {"both busy, the task queued, util 100 %", 2, 2, 1, 2048, 0, true, true},
+      {"both busy, util just above 80 %", 2, 2, 1, 1639, 0, true, true},
+      {"both busy, util exactly 80 %: not above the margin", 2, 2, 1, 1638, 0, false, false},
+      {"both busy, util 50 %: a node with spare capacity drains its queue", 2, 2, 1, 1024, 0, false, false},
+      {"one worker parked: running + backlog == workers", 2, 1, 1, 2048, 0, false, false},
+      {"one worker parked, two queued: more runnable than workers", 2, 1, 2, 2048, 0, true, true},
+      {"no worker running, three queued (backlog under 200 %), util high", 2, 0, 3, 2048, 0, true, true},
+      {"no worker running, two queued: not more than the workers", 2, 0, 2, 2048, 0, false, false},
+      {"8 workers all busy, 1 queued, util 6600 of 8192", 8, 8, 1, 6600, 0, true, true},
+      {"8 workers all busy, 1 queued, util 6553 of 8192 (80 %)", 8, 8, 1, 6553, 0, false, false},
+      {"served 70 %, a third of the demand ran elsewhere: 105 %", 2, 2, 1, 1434, 717, true, false},
+      {"served 70 %, exported 10 %: 80 %, not above the margin", 2, 2, 1, 1434, 204, false, false},
+      {"served 70 %, exported 10 % and one unit", 2, 2, 1, 1434, 205, true, false},
+      {"served 0, exported above the margin alone", 2, 2, 1, 0, 1700, true, false},
+      {"one worker parked: not more runnable than workers, whatever the demand", 2, 1, 1, 1434, 2048, false, false},
   };
   for (const row& r : rows) {
     refusal_env env;
@@ -324,7 +335,11 @@ TEST(KeepRefusedSteal, OverloadedSourceNodeTable) {
     env.src_running = r.running;
     env.src_backlog = r.backlog;
     env.src_util = r.util;
+    env.src_exported = r.exported;
+    s.f.EXPORTED_NODE_UTIL = true;
     EXPECT_EQ(keep_refused_steal(env, s), r.keep) << r.name;
+    s.f.EXPORTED_NODE_UTIL = false;
+    EXPECT_EQ(keep_refused_steal(env, s), r.keep_served) << r.name << " (served util only)";
   }
 }
 
@@ -343,40 +358,6 @@ TEST(KeepRefusedSteal, OverloadRuleFollowsItsFeatureAndImbalancePct) {
   EXPECT_FALSE(keep_refused_steal(env, s));
   env.src_backlog = 4;  // I-STEAL-15 still applies without the feature
   EXPECT_TRUE(keep_refused_steal(env, s));
-}
-
-// I-STEAL-17: with EXPORTED_NODE_UTIL the overload test reads the node's demand, its workers'
-// util plus the util of its tasks that ran elsewhere; without it, the served util alone.
-TEST(KeepRefusedSteal, ExportedDemandCountsTowardOverload) {
-  tun::settings s{};
-  ASSERT_TRUE(s.f.EXPORTED_NODE_UTIL);
-  struct row {
-    const char* name;
-    std::uint32_t running;
-    std::uint64_t backlog;
-    std::uint64_t util;
-    std::uint64_t exported;
-    bool keep;
-  };
-  const row rows[] = {
-      {"served 70 %, a third of the demand ran elsewhere: 105 %", 2, 1, 1434, 717, true},
-      {"served 70 %, exported 10 %: 80 %, not above the margin", 2, 1, 1434, 204, false},
-      {"served 70 %, exported 10 % and one unit", 2, 1, 1434, 205, true},
-      {"served 0, exported above the margin alone", 2, 1, 0, 1700, true},
-      {"one worker parked: not more runnable than workers, whatever the demand", 1, 1, 1434, 2048, false},
-  };
-  for (const row& r : rows) {
-    refusal_env env;
-    env.src_workers = 2;
-    env.src_running = r.running;
-    env.src_backlog = r.backlog;
-    env.src_util = r.util;
-    env.src_exported = r.exported;
-    EXPECT_EQ(keep_refused_steal(env, s), r.keep) << r.name;
-    s.f.EXPORTED_NODE_UTIL = false;
-    EXPECT_EQ(keep_refused_steal(env, s), r.util * 125 > 2048 * 100 && r.running + r.backlog > 2) << r.name;
-    s.f.EXPORTED_NODE_UTIL = true;
-  }
 }
 
 }  // namespace
