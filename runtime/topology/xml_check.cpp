@@ -84,6 +84,19 @@ bool intersect(const bitmap_words& a, const bitmap_words& b) {
   return a.infinite && b.infinite;
 }
 
+// The bits in both a and b.
+bitmap_words and_of(const bitmap_words& a, const bitmap_words& b) {
+  bitmap_words r;
+  r.infinite = a.infinite && b.infinite;
+  const std::size_t n = std::max(a.words.size(), b.words.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t x = i < a.words.size() ? a.words[i] : (a.infinite ? ~0u : 0u);
+    const std::uint32_t y = i < b.words.size() ? b.words[i] : (b.infinite ? ~0u : 0u);
+    r.words.push_back(x & y);
+  }
+  return r;
+}
+
 bool empty_bitmap(const bitmap_words& a) {
   return !a.infinite && std::all_of(a.words.begin(), a.words.end(), [](std::uint32_t w) { return w == 0; });
 }
@@ -443,6 +456,19 @@ class checker {
           return fail(xml_verdict::inconsistent, start,
                       "<object> allowed_cpuset=\"" + std::string(*allowed) + "\" shares no PU with " + std::string(set) +
                           "=\"" + std::string(*value) + "\"");
+        }
+      }
+      // The PUs the allowed set keeps of the cpuset all outside the complete_cpuset (cpuset 0x2f,
+      // complete 0x5f, allowed 0xf0): hwloc 2.9 dies with SIGSEGV in hwloc_topology_load. Found
+      // by tests/fuzz/topology_xml_fuzz.cpp; hwloc writes the complete set as a superset.
+      const std::string_view* cpuset = find_attr(attrs, "cpuset");
+      const std::string_view* complete = find_attr(attrs, "complete_cpuset");
+      if (cpuset != nullptr && complete != nullptr) {
+        const bitmap_words kept = and_of(words_of(*allowed), words_of(*cpuset));
+        if (!empty_bitmap(kept) && !intersect(kept, words_of(*complete))) {
+          return fail(xml_verdict::inconsistent, start,
+                      "<object> allowed_cpuset=\"" + std::string(*allowed) + "\" keeps only PUs of cpuset=\"" +
+                          std::string(*cpuset) + "\" outside complete_cpuset=\"" + std::string(*complete) + "\"");
         }
       }
     }

@@ -163,6 +163,12 @@ TEST(xml_check, objects_hwloc_would_crash_on_or_misread) {
   EXPECT_EQ(no_complete.detail, "line 4: <object> has a cpuset but no complete_cpuset");
   EXPECT_EQ(check(doc("", "<object type=\"PU\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\"/>")).verdict,
             xml_verdict::inconsistent);
+  const xml_check_result outside = check(doc("", "<object type=\"Machine\" cpuset=\"0x2f\" complete_cpuset=\"0x5f\" allowed_cpuset=\"0xf0\"/>"));
+  EXPECT_EQ(outside.verdict, xml_verdict::inconsistent);
+  EXPECT_EQ(outside.detail,
+            "line 4: <object> allowed_cpuset=\"0xf0\" keeps only PUs of cpuset=\"0x2f\" outside complete_cpuset=\"0x5f\"");
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0x2f\" complete_cpuset=\"0xff\" allowed_cpuset=\"0xf0\"/>")).verdict,
+            xml_verdict::ok);
   for (const char* bad : {"zz", "0xx1", "0x123456789", "0x1 ", "0xf...f0x1", "-1"}) {
     const std::string body = std::string("<object type=\"PU\" cpuset=\"") + bad + "\" complete_cpuset=\"0x1\"/>";
     EXPECT_EQ(check(doc("", body)).verdict, xml_verdict::inconsistent) << bad;
