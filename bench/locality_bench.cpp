@@ -3,7 +3,7 @@
 // filter's idle override (seed 000 patch 5, docs/design/stealing.md §2, I-STEAL-6/-13) on and
 // off, and with the filter off altogether.
 //
-//   numart_bench_locality [--quick] [--rounds=N] [--window-ms=MS] [--background=PCT]
+//   numart_bench_locality [--quick] [--rounds=N] [--window-ms=MS] [--background=PCT] [--dump=PREFIX]
 //
 // Machine: the 4-socket, 8-node Opteron (tests/data/topologies/64amd64-4p2n4ca2co.xml, SLIT
 // 10/16/22) with 16 workers, 2 per node, in virtual-topology mode (DESIGN.md §7): this is an
@@ -45,6 +45,12 @@
 // * counters (rt::stats, runtime/stats/counters.def): steals_refused, steals_overridden,
 //   backoff_wakeups, node_balance_moves, node_balance_refused (and, in the JSON, steals_remote,
 //   parks, mailbox_handoffs): per run, from runtime::stats() after shutdown().
+// --dump=PREFIX writes every run's raw material to PREFIX.load<L>.<variant>.r<R>.txt, for
+// scripts/report/locality_decompose.py (which splits idlewt% into its parts): a line
+// "S span_ns workers home_node", one "W worker node" per worker, one "P worker ts dur runnable
+// join" per park slice of the trace, one "T group spawn start end worker" per task (ns from the
+// trace's origin; group 1 for a group task, 0 for a background one; worker:
+// rt::runtime::current_worker() in the task).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -105,6 +111,7 @@ struct options {
   int rounds = kDefaultRounds;
   int window_ms = kDefaultWindowMs;
   int background_pct = kDefaultBackgroundPct;
+  std::string dump;  // --dump=PREFIX: every run's parks and task times (empty: none)
 };
 
 int parse_int(const std::string& arg, const std::string& value, int lo, int hi) {
@@ -139,9 +146,12 @@ options parse(int argc, char** argv) {
       o.window_ms = parse_int(key, value, 10, 600000);
     else if (key == "--background" && eq != std::string::npos)
       o.background_pct = parse_int(key, value, 0, 200);
+    else if (key == "--dump" && eq != std::string::npos && !value.empty())
+      o.dump = value;
     else
       throw std::invalid_argument("unknown argument '" + a +
-                                  "'; usage: numart_bench_locality [--quick] [--rounds=N] [--window-ms=MS] [--background=PCT]");
+                                  "'; usage: numart_bench_locality [--quick] [--rounds=N] [--window-ms=MS] [--background=PCT] "
+                                  "[--dump=PREFIX]");
   }
   return o;
 }
@@ -196,6 +206,7 @@ struct task_times {
   std::int64_t start_ns = -1;
   std::int64_t end_ns = -1;
   bool group = false;
+  int worker = -1;  // the worker that ran it (written with start_ns)
 };
 
 std::int64_t monotonic_ns() {
@@ -306,8 +317,24 @@ idle_pcts parked_while_queued_pct(const rt::trace::parsed_trace& t) {
           100.0 * static_cast<double>(s.parked_for_waiting_ns) / worker_ns};
 }
 
+// --dump: the run's park slices and exact task times on the trace's time axis (see the header).
+void write_dump(const std::string& path, const rt::trace::parsed_trace& t, const std::vector<task_times>& times,
+                std::uint64_t origin) {
+  std::ofstream f(path);
+  f << "S " << t.span_ns << ' ' << t.workers() << ' ' << kHomeNode << '\n';
+  for (const auto& tr : t.tracks)
+    if (tr.worker >= 0) f << "W " << tr.worker << ' ' << tr.node << '\n';
+  for (const auto& p : t.parks)
+    f << "P " << p.worker << ' ' << p.ts << ' ' << p.dur << ' ' << p.runnable << ' ' << (p.join ? 1 : 0) << '\n';
+  const auto rel = [origin](std::int64_t ns) { return ns - static_cast<std::int64_t>(origin); };
+  for (const task_times& x : times)
+    f << "T " << (x.group ? 1 : 0) << ' ' << rel(x.spawn_ns) << ' ' << rel(x.start_ns) << ' ' << rel(x.end_ns) << ' '
+      << x.worker << '\n';
+  if (!f) throw std::runtime_error("cannot write the dump '" + path + "'");
+}
+
 run_result run_once(const rt::config& base, const variant& v, const std::vector<arrival>& schedule,
-                    const std::string& trace_path, bool note) {
+                    const std::string& trace_path, const std::string& dump_path, bool note) {
   rt::config cfg = base;
   if (*v.tune != '\0') cfg.tune += std::string(cfg.tune.empty() ? "" : ",") + v.tune;
   cfg.trace_path = trace_path;
@@ -335,6 +362,7 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
             .spawn(*groups[static_cast<std::size_t>(a.group)],
                    [&counts, slot] {
                      slot->start_ns = monotonic_ns();
+                     slot->worker = rt::runtime::current_worker();
                      if (rt::current_node().value == kHomeNode) counts.group_on_home.fetch_add(1, std::memory_order_relaxed);
                      counts.group_tasks.fetch_add(1, std::memory_order_relaxed);
                      slot->end_ns = occupy_worker(slot->start_ns);
@@ -345,6 +373,7 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
             .spawn_on(rt::node_id{a.node},
                       [slot] {
                         slot->start_ns = monotonic_ns();
+                        slot->worker = rt::runtime::current_worker();
                         slot->end_ns = occupy_worker(slot->start_ns);
                       })
             .detach();
@@ -374,6 +403,7 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
   std::remove(trace_path.c_str());
   const rt::trace::parsed_trace t = rt::trace::parse_trace(text);
   const std::uint64_t origin = trace_origin_ns(text);
+  if (!dump_path.empty()) write_dump(dump_path, t, times, origin);
   const idle_pcts all_waits = parked_while_queued_pct(with_exact_waits(t, times, origin, false));
   r.idle_waits_pct = all_waits.per_task;
   r.any_waits_pct = all_waits.any;
@@ -461,7 +491,9 @@ int run(int argc, char** argv) {
       const std::vector<arrival> schedule =
           make_schedule(seed, load, o.background_pct, home_workers, other_nodes, other_workers, window_ns);
       for (const variant& v : kVariants) {
-        const run_result r = run_once(base, v, schedule, trace_path, !noted);
+        const std::string dump = o.dump.empty() ? "" : o.dump + ".load" + std::to_string(load) + "." + v.side + ".r" +
+                                                           std::to_string(round + 1) + ".txt";
+        const run_result r = run_once(base, v, schedule, trace_path, dump, !noted);
         noted = true;
         preferred_kept = preferred_kept && r.preferred_kept;
         dropped += r.trace_dropped;
