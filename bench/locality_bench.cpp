@@ -41,7 +41,8 @@
 //   spawn events, which miss spawn_on and can carry a hand-off's spawn after its start (sumwt%
 //   shows the figure from the trace's own events, for comparison). Any waiting task counts,
 //   background ones included. anywt%: the definition before ADR 0016, every parked worker while
-//   any task waited. grpwt% counts only the group tasks' waits; grpwt_us is their mean wait.
+//   any task waited. grpwt% counts only the group tasks' waits; grpwt_us is their mean wait and
+//   grp_p99 its 99th percentile (nearest rank, per run).
 // * counters (rt::stats, runtime/stats/counters.def): steals_refused, steals_overridden,
 //   backoff_wakeups, node_balance_moves, node_balance_refused (and, in the JSON, steals_remote,
 //   parks, mailbox_handoffs): per run, from runtime::stats() after shutdown().
@@ -284,6 +285,7 @@ struct run_result {
   double group_waits_pct = 0;     // one parked worker per waiting group task (exact waits)
   double summary_waits_pct = 0;   // the same as idle_waits_pct from the trace's own events
   double group_wait_us = 0;       // mean spawn->start of the group tasks
+  double group_wait_p99_us = 0;   // its 99th percentile (nearest rank)
   double task_us = 0;             // mean start->end of every task (the target is kTaskNs)
   double group_tasks = 0;
   std::uint64_t trace_dropped = 0;
@@ -391,12 +393,21 @@ run_result run_once(const rt::config& base, const variant& v, const std::vector<
   for (const char* c : kCounters) r.counters[c] = st.counter_index(c) < 0 ? 0 : static_cast<double>(st.total(c));
   double waited = 0;
   double occupied = 0;
+  std::vector<std::int64_t> group_waits;
   for (const task_times& x : times) {
     if (x.start_ns < 0 || x.end_ns < 0) throw std::runtime_error("a task never ran to its end: the runtime lost it");
-    if (x.group) waited += static_cast<double>(x.start_ns - x.spawn_ns);
+    if (x.group) {
+      waited += static_cast<double>(x.start_ns - x.spawn_ns);
+      group_waits.push_back(x.start_ns - x.spawn_ns);
+    }
     occupied += static_cast<double>(x.end_ns - x.start_ns);
   }
   r.group_wait_us = n == 0 ? 0 : waited / static_cast<double>(n) / 1e3;
+  if (!group_waits.empty()) {
+    const std::size_t rank = (group_waits.size() * 99 + 99) / 100 - 1;  // nearest rank: ceil(0.99 n) - 1
+    std::nth_element(group_waits.begin(), group_waits.begin() + static_cast<std::ptrdiff_t>(rank), group_waits.end());
+    r.group_wait_p99_us = static_cast<double>(group_waits[rank]) / 1e3;
+  }
   r.task_us = times.empty() ? 0 : occupied / static_cast<double>(times.size()) / 1e3;
 
   const std::string text = read_file(trace_path);
@@ -506,6 +517,7 @@ int run(int argc, char** argv) {
         s.counters["group_waits_pct"].push_back(r.group_waits_pct);
         s.counters["summary_waits_pct"].push_back(r.summary_waits_pct);
         s.counters["group_wait_us"].push_back(r.group_wait_us);
+        s.counters["group_wait_p99_us"].push_back(r.group_wait_p99_us);
         s.counters["task_us"].push_back(r.task_us);
         s.counters["group_tasks"].push_back(r.group_tasks);
         for (const auto& [k, c] : r.counters) s.counters[k].push_back(c);
@@ -514,26 +526,28 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "  round %d of %d done\n", round + 1, o.rounds);
   }
 
-  std::printf("\n%-5s %-12s %6s %7s %7s %8s %8s %8s %8s %9s %8s %7s %8s %7s %7s %7s %6s\n", "load", "variant", "tasks",
-              "home%", "home%tr", "idlewt%", "anywt%", "grpwt%", "sumwt%", "grpwt_us", "task_us", "ms", "refused", "overrid",
-              "backoff", "nb_move", "nb_ref");
+  std::printf("\n%-5s %-12s %6s %7s %7s %8s %8s %8s %8s %9s %8s %8s %7s %8s %7s %7s %7s %6s\n", "load", "variant",
+              "tasks", "home%", "home%tr", "idlewt%", "anywt%", "grpwt%", "sumwt%", "grpwt_us", "grp_p99", "task_us", "ms",
+              "refused", "overrid", "backoff", "nb_move", "nb_ref");
   for (int load : kLoadsPct) {
     const std::string w = workload_name(load);
     for (const variant& v : kVariants) {
       auto c = [&](const char* k) { return median_counter(w, v.side, k); };
-      std::printf("%-5s %-12s %6.0f %7.2f %7.2f %8.3f %8.3f %8.3f %8.3f %9.1f %8.1f %7.1f %8.0f %7.0f %7.0f %7.0f %6.0f\n",
-                  (std::to_string(load) + "%").c_str(), v.side + std::strlen("numart."), c("group_tasks"), c("home_pct"),
-                  c("home_pct_trace"), c("idle_waits_pct"), c("any_waits_pct"), c("group_waits_pct"), c("summary_waits_pct"),
-                  c("group_wait_us"), c("task_us"), bench::median(bench::results()[w][v.side].seconds) * 1e3, c("steals_refused"),
-                  c("steals_overridden"), c("backoff_wakeups"), c("node_balance_moves"), c("node_balance_refused"));
+      std::printf(
+          "%-5s %-12s %6.0f %7.2f %7.2f %8.3f %8.3f %8.3f %8.3f %9.1f %8.0f %8.1f %7.1f %8.0f %7.0f %7.0f %7.0f %6.0f\n",
+          (std::to_string(load) + "%").c_str(), v.side + std::strlen("numart."), c("group_tasks"), c("home_pct"),
+          c("home_pct_trace"), c("idle_waits_pct"), c("any_waits_pct"), c("group_waits_pct"), c("summary_waits_pct"),
+          c("group_wait_us"), c("group_wait_p99_us"), c("task_us"), bench::median(bench::results()[w][v.side].seconds) * 1e3,
+          c("steals_refused"), c("steals_overridden"), c("backoff_wakeups"), c("node_balance_moves"),
+          c("node_balance_refused"));
     }
   }
   std::printf("medians over %d rounds. home%%: group tasks started on node %d (home%%tr: the trace summary's figure).\n"
               "idlewt%%: parked worker time the waiting tasks could have used, one parked worker per waiting task\n"
               "(the trace summary's figure over the benchmark's exact spawn->start times; ADR 0016); anywt%%: every\n"
               "parked worker while any task waited; grpwt%%: idlewt%% over the group tasks' waits only; sumwt%%:\n"
-              "idlewt%% from the trace's own events; grpwt_us: mean spawn->start of a group task; task_us: mean\n"
-              "start->end of a task (the load figures assume %.0f);\n"
+              "idlewt%% from the trace's own events; grpwt_us: mean spawn->start of a group task; grp_p99: its\n"
+              "99th percentile (us); task_us: mean start->end of a task (the load figures assume %.0f);\n"
               "counters per run: steals_refused, steals_overridden, backoff_wakeups, node_balance_moves/_refused\n",
               o.rounds, kHomeNode, static_cast<double>(kTaskNs) / 1e3);
   if (!preferred_kept) std::printf("WARNING: a group's preferred node moved away from node %d during a run\n", kHomeNode);
