@@ -29,12 +29,14 @@ class runtime {
   runtime& operator=(const runtime&) = delete;
 
   // The spawns return a join handle (join() or detach()). Each throws rt::runtime_stopped once
-  // shutdown() began (from a thread that is not one of this runtime's workers) or in a fork()
-  // child (ADR 0007), and std::invalid_argument for a group of another runtime or a node the
-  // topology does not have; a spawn that throws leaves nothing behind.
+  // shutdown() began (from a thread that is not one of this runtime's workers) or when this
+  // runtime was created before a fork() and the caller is the child (ADR 0007), and
+  // std::invalid_argument for a group of another runtime or a node the topology does not have;
+  // a spawn that throws leaves nothing behind.
   //
   // spawn(f): placed by the wake path (docs/design/wake-path.md): from a worker, near the
-  // spawner; from another thread, on the idlest node, or on the calling core's idle worker.
+  // spawner; from another thread, on the idle worker bound to the calling core (host topology
+  // only), else on the idlest node.
   template <class F>
   auto spawn(F&& f) {
     detail::spawn_target t;
@@ -42,9 +44,10 @@ class runtime {
     return spawn_with(t, std::forward<F>(f));
   }
   // spawn(g, f): placed from the group's home worker; once the group has a preferred node (the
-  // NUMA balancer's, or group::set_preferred_node), on that node, and idle thieves elsewhere
-  // give the task back to it unless that node is backlogged or overloaded, or they have given
-  // back numa_steal_refusals tasks in a row (docs/design/stealing.md).
+  // NUMA balancer's, or group::set_preferred_node) that has workers, on that node. With the
+  // default features, idle thieves elsewhere give the task back to that node unless it is
+  // backlogged or overloaded, or they have given back numa_steal_refusals tasks in a row
+  // (docs/design/stealing.md).
   template <class F>
   auto spawn(group& g, F&& f) {
     detail::spawn_target t;
@@ -53,10 +56,11 @@ class runtime {
     return spawn_with(t, std::forward<F>(f));
   }
 
-  // spawn_on(n, f): from a worker of node n, on its own deque like spawn(f); otherwise on n's
-  // queue, waking a parked worker of n first (else any parked worker, when nobody searches). A
-  // start there, not a binding: the task has no group, so an idle worker of another node may
-  // steal it like any other (the locality filter never refuses a task without a group).
+  // spawn_on(n, f): from a worker of node n, straight onto its own deque (no hand-off to an
+  // idle worker), waking a parked worker when nobody searches; otherwise onto n's queue, waking a
+  // parked worker of n first (else any, when nobody searches). node_id{} (-1) means no node:
+  // spawn(f). A start there, not a binding: the task has no group, so an idle worker of another
+  // node may steal it like any other (the locality filter never refuses a task without a group).
   template <class F>
   auto spawn_on(node_id n, F&& f) {
     detail::spawn_target t;
