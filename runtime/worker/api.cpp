@@ -183,14 +183,14 @@ void group::set_preferred_node(node_id n) {
   state_->preferred_node.store(n.value, detail::atomics::relaxed);
 }
 std::vector<node_id> group::active_nodes() const {
-  std::lock_guard<std::mutex> lk(state_->active_lock);
+  std::lock_guard<std::mutex> lk(detail::group_active_lock());
   std::vector<node_id> out;
   for (int n : state_->active_nodes) out.emplace_back(n);
   return out;
 }
 void group::set_active_nodes(const std::vector<node_id>& nodes) {
   for (node_id n : nodes) check_node(state_, n, false);
-  std::lock_guard<std::mutex> lk(state_->active_lock);
+  std::lock_guard<std::mutex> lk(detail::group_active_lock());
   state_->active_nodes.clear();
   for (node_id n : nodes) state_->active_nodes.push_back(n.value);
 }

@@ -65,13 +65,21 @@ thread_local parker_t tls_outside_parker;
 thread_local char tls_thread_key;
 inline constexpr int kMaxWorkers = 4096;
 
+// I-SHUT-6: held across fork() by the handlers below.
+constinit std::mutex g_group_active_lock;
 std::once_flag g_atfork_once;
+void before_fork() noexcept { g_group_active_lock.lock(); }
+void after_fork_in_parent() noexcept { g_group_active_lock.unlock(); }
 void on_fork_child() noexcept {
   g_fork_generation.fetch_add(1, atomics::relaxed);
   tls_worker = nullptr;  // a worker that forked is an outside thread of the child
+  g_group_active_lock.unlock();
 }
 std::uint32_t register_fork_handler() {
-  std::call_once(g_atfork_once, [] { pthread_atfork(nullptr, nullptr, &on_fork_child); });
+  std::call_once(g_atfork_once, [] {
+    const int rc = pthread_atfork(&before_fork, &after_fork_in_parent, &on_fork_child);
+    RT_ASSERT(rc == 0, "I-SHUT-6", "pthread_atfork failed for the scheduler's fork handlers");
+  });
   return g_fork_generation.load(atomics::relaxed);
 }
 
@@ -119,6 +127,8 @@ trace::trace_layout make_trace_layout(const policy::layout& l, const topo::topol
 }
 
 }  // namespace
+
+std::mutex& group_active_lock() noexcept { return g_group_active_lock; }
 
 worker::worker(scheduler& s, int id_, int node_, int llc_, std::size_t log2_capacity, std::size_t mailbox_capacity,
                const policy::pelt_params& pp, std::uint64_t avg_idle0, memory::arena_ref arena)
@@ -1432,7 +1442,7 @@ bool scheduler::balancer_glue::apply(const void* key, int preferred, std::int64_
   if (before != preferred && s.trace_ != nullptr) [[unlikely]]
     trace::balancer_move(s.trace_->balancer(), trace_id(g), before, preferred, score);
   if (active != nullptr) {
-    std::lock_guard<std::mutex> lk(g->active_lock);
+    std::lock_guard<std::mutex> lk(group_active_lock());
     g->active_nodes.clear();
     active->for_each([&](std::size_t n) { g->active_nodes.push_back(static_cast<int>(n)); });
   }
@@ -1544,7 +1554,7 @@ rt::stats scheduler::snapshot() const {
     const int home = g->home_worker.load(atomics::relaxed);
     row.home_node = home >= 0 ? layout_.node_of(home) : -1;
     {
-      std::lock_guard<std::mutex> lk(g->active_lock);
+      std::lock_guard<std::mutex> lk(group_active_lock());
       row.active_nodes = g->active_nodes;
     }
     row.samples = c.samples;

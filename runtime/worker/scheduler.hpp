@@ -93,9 +93,15 @@ struct group_state {
   atomics::atomic<int> home_worker{-1};
   // Written by the balancer or set_preferred_node (relaxed: a placement hint).
   atomics::atomic<int> preferred_node{-1};
-  mutable std::mutex active_lock;
-  std::vector<int> active_nodes;   // guarded by active_lock
+  std::vector<int> active_nodes;   // guarded by group_active_lock()
 };
+
+// Guards every group's active_nodes: one lock for the process, held across fork() by atfork
+// handlers (prepare locks it, parent and child unlock it), so that a child never inherits it
+// held by a thread it does not have (ADR 0007). Its holders copy one vector and take no other
+// lock; the balancer takes it once per group it places, a user's group::active_nodes() and
+// set_active_nodes() and stats() once per group.
+std::mutex& group_active_lock() noexcept;
 
 // The last reference's work: deletes the state, then drops the reference a member holds on
 // its parent (I-GROUP-1). Out of line and cold: a frame's release seldom ends a group.

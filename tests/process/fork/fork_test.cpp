@@ -377,4 +377,43 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
   rt::numa_free(doomed_data);
 }
 
+// A group's active nodes, read and set in a child forked while a parent thread was setting
+// them: the lock that guards every group's set is held across fork() by atfork handlers
+// (ADR 0007), so the child never inherits it held. With a lock per group, not held across the
+// fork, the first child hung (the kill timer fails the test): the writer holds it most of the
+// time. The child starts no thread, so this runs under ThreadSanitizer too.
+TEST(Fork, ChildSetsAGroupsActiveNodesWhileTheParentWasSettingThem) {
+  rt::runtime r{test_config("parent")};
+  rt::group g{r, "active"};
+  const std::vector<rt::node_id> node0{rt::node_id{0}};
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> sets{0};
+  std::thread writer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      g.set_active_nodes(node0);
+      g.set_active_nodes({});
+      sets.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (sets.load() < 100 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool going = sets.load() >= 100;
+  if (going) {
+    for (int k = 0; k < 20; ++k) {
+      const auto c = fork_test::start_child([&](report& rep) {
+        rep.check(g.active_nodes().size() <= 1, "the child read more active nodes than the parent ever set");
+        g.set_active_nodes(node0);
+        rep.check(g.active_nodes() == node0, "the child's active nodes are not the ones it set");
+      });
+      const auto out = fork_test::await_child(c);
+      EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
+      if (!out.exited_cleanly()) break;
+    }
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_TRUE(going) << "the writer did not get going";
+}
+
 }  // namespace
