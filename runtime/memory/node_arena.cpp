@@ -268,6 +268,14 @@ arena_table& table() {
   return *t;
 }
 
+// I-SHUT-6: the table's lock is held across fork(), so that a child building a runtime does not
+// wait for a parent thread that was building one at the fork. Registered at load, after
+// jemalloc's own handlers (its constructor runs first), so this prepare runs before jemalloc's
+// and a holder inside mallctl() still finishes.
+void lock_table_for_fork() noexcept { table().lock.lock(); }
+void unlock_table_after_fork() noexcept { table().lock.unlock(); }
+const int g_table_fork_handlers = ::pthread_atfork(lock_table_for_fork, unlock_table_after_fork, unlock_table_after_fork);
+
 arena_state* create_arena(bool host, unsigned key, int tag, bool can_bind) {
   if (g_defaults == nullptr) {
     std::size_t sz = sizeof g_defaults;
@@ -335,6 +343,7 @@ node_arenas::node_arenas(const topo::topology& topo) : host_(topo.is_host) {
     can_bind = sup != nullptr && sup->membind != nullptr && sup->membind->set_area_membind != 0 &&
                sup->membind->bind_membind != 0;
   }
+  RT_ASSERT(g_table_fork_handlers == 0, "I-SHUT-6", "pthread_atfork failed for the arena table's lock");
   arena_table& t = table();
   std::lock_guard<std::mutex> lk(t.lock);
   arenas_.reserve(topo.nodes.size());

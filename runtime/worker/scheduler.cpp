@@ -67,7 +67,6 @@ inline constexpr int kMaxWorkers = 4096;
 
 // I-SHUT-6: held across fork() by the handlers below.
 constinit std::mutex g_group_active_lock;
-std::once_flag g_atfork_once;
 void before_fork() noexcept { g_group_active_lock.lock(); }
 void after_fork_in_parent() noexcept { g_group_active_lock.unlock(); }
 void on_fork_child() noexcept {
@@ -75,11 +74,13 @@ void on_fork_child() noexcept {
   tls_worker = nullptr;  // a worker that forked is an outside thread of the child
   g_group_active_lock.unlock();
 }
-std::uint32_t register_fork_handler() {
-  std::call_once(g_atfork_once, [] {
-    const int rc = pthread_atfork(&before_fork, &after_fork_in_parent, &on_fork_child);
-    RT_ASSERT(rc == 0, "I-SHUT-6", "pthread_atfork failed for the scheduler's fork handlers");
-  });
+// Registered at load, like the region directory's handlers: registering from the first
+// scheduler's constructor could wait for glibc's atfork lock, which a concurrent fork() holds
+// while its prepare handlers wait for the default runtime's slot lock, held by the thread
+// constructing that scheduler.
+const int g_fork_handlers = pthread_atfork(&before_fork, &after_fork_in_parent, &on_fork_child);
+std::uint32_t current_fork_generation() {
+  RT_ASSERT(g_fork_handlers == 0, "I-SHUT-6", "pthread_atfork failed for the scheduler's fork handlers");
   return g_fork_generation.load(atomics::relaxed);
 }
 
@@ -217,7 +218,7 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
       regions_(settings_.f.FAULT_SAMPLING ? numa::sampling_mode::faults : numa::sampling_mode::explicit_only,
                static_cast<std::size_t>(settings_.t.numa_sample_block_pages)),
       name_(cfg.name),
-      fork_generation_(register_fork_handler()),
+      fork_generation_(current_fork_generation()),
       asym_fence_(settings_.f.ASYM_FENCE && sync::asym_fence::available()),
       idle_poll_(policy::idle_poll_allowed(layout_, topo_.is_host, settings_)),
       search_pauses_(idle_poll_ ? settings_.t.idle_poll_pause_iterations : settings_.t.spin_iterations) {

@@ -98,9 +98,10 @@ struct group_state {
 
 // Guards every group's active_nodes: one lock for the process, held across fork() by atfork
 // handlers (prepare locks it, parent and child unlock it), so that a child never inherits it
-// held by a thread it does not have (ADR 0007). Its holders copy one vector and take no other
-// lock; the balancer takes it once per group it places, a user's group::active_nodes() and
-// set_active_nodes() and stats() once per group.
+// held by a thread it does not have (ADR 0007, I-SHUT-6). Its holders copy one vector and take
+// no other lock but the allocator's (whose atfork prepare runs after this one); the balancer
+// takes it once per group it places, a user's group::active_nodes() and set_active_nodes() and
+// stats() once per group.
 std::mutex& group_active_lock() noexcept;
 
 // The last reference's work: deletes the state, then drops the reference a member holds on

@@ -380,7 +380,7 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
 // A group's active nodes, read and set in a child forked while a parent thread was setting
 // them: the lock that guards every group's set is held across fork() by atfork handlers
 // (ADR 0007), so the child never inherits it held. With a lock per group, not held across the
-// fork, the first child hung (the kill timer fails the test): the writer holds it most of the
+// fork, the third child hung (the kill timer fails the test): the writer holds it most of the
 // time. The child starts no thread, so this runs under ThreadSanitizer too.
 TEST(Fork, ChildSetsAGroupsActiveNodesWhileTheParentWasSettingThem) {
   rt::runtime r{test_config("parent")};
