@@ -327,6 +327,11 @@ class loader {
       n.memory_bytes = objs[i]->attr->numanode.local_memory;
       t.nodes.push_back(std::move(n));
     }
+    // A package inside another (an XML can say so; hwloc keeps it): packages then sit at two
+    // depths, hwloc counts them as -1 and logical indexes restart at each depth, so a core's
+    // package index would name no package.
+    if (hwloc_get_type_depth(h_, HWLOC_OBJ_PACKAGE) == HWLOC_TYPE_DEPTH_MULTIPLE)
+      fail("a Package object inside another Package: packages at several depths are not a machine");
     t.packages = hwloc_get_nbobjs_by_type(h_, HWLOC_OBJ_PACKAGE);
     t.pus = hwloc_get_nbobjs_by_type(h_, HWLOC_OBJ_PU);
   }

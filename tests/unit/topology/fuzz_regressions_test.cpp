@@ -213,6 +213,16 @@ TEST(fuzz_regressions, a_pu_whose_cpuset_is_not_its_index_is_refused) {
   EXPECT_NE(load_error(source::parse("xml:" + dir.write("infinite_pu.xml", everything))).find("the cpuset of PU P#0 is not just PU 0"), std::string::npos);
 }
 
+// hwloc loads a Package inside another Package: packages then sit at two depths, hwloc counted
+// -1 of them and a core's package index named no package (a long local fuzz run found it; the
+// input is in tests/fuzz/regressions/topology_xml). Refused, naming the nesting.
+TEST(fuzz_regressions, a_package_inside_a_package_is_refused) {
+  const std::string what = load_error(
+      source::parse("xml:" + std::string(NUMART_SOURCE_DIR) +
+                    "/tests/fuzz/regressions/topology_xml/package_inside_package_counted_minus_one_packages.xml"));
+  EXPECT_NE(what.find("': a Package object inside another Package"), std::string::npos) << what;
+}
+
 // A machine whose cpusets are all "0xf...f" (infinite) made the list of allowed PUs endless: the
 // load never returned. The allowed PUs are now taken among the PUs that exist.
 TEST(fuzz_regressions, infinite_machine_cpusets_load_with_the_real_pus) {
