@@ -567,8 +567,8 @@ int run(int argc, char** argv) {
                                 static_cast<unsigned long long>(dropped));
   if (late_runs != 0)
     std::printf("NOTE: in %d of %d runs the spawning thread fell more than %.0f ms behind its arrival schedule (at most\n"
-                "%.1f ms; the OS did not run it): the arrivals it owed came as one burst, so those runs' waits have\n"
-                "a tail that is the machine's, not the scheduler's\n",
+                "%.1f ms: it was descheduled, sometimes inside the runtime's spawn; not diagnosed): the arrivals it owed\n"
+                "came as one burst, so those runs' waits have a tail that the schedule did not ask for\n",
                 late_runs, o.rounds * static_cast<int>(std::size(kLoadsPct) * std::size(kVariants)), kLateWarnMs, late_max_ms);
 
   const double home = median_counter(workload_name(kBarHomeLoad), "numart.override", "home_pct");
