@@ -73,6 +73,17 @@ void fresh_runtime_works(report& r) {
   r.check(ran.load() == 200, "a task_group on the child's own runtime ran " + std::to_string(ran.load()) + " of 200");
 }
 
+// Forks `forks` children one after another, each running `body`, and expects each to exit
+// cleanly (a hung one is killed by await_child's timer); stops at the first that does not.
+template <class Body>
+void expect_children_clean(int forks, const Body& body) {
+  for (int k = 0; k < forks; ++k) {
+    const auto out = fork_test::await_child(fork_test::start_child(body));
+    EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
+    if (!out.exited_cleanly()) return;
+  }
+}
+
 // The parent after its child: the storm's ledger balances and the runtime still runs tasks.
 void expect_parent_unaffected(rt::runtime& r, fork_test::storm& s) {
   s.stop();
@@ -290,22 +301,17 @@ TEST(Fork, ChildPublishesRegionsWhileTheParentWasReadingThem) {
     FAIL() << "the readers did not get going (or saw a node other than 0), or no page was protected";
   }
 
-  for (int k = 0; k < 20; ++k) {
-    const auto c = fork_test::start_child([&](report& rep) {
-      rt::runtime fresh{test_config("child")};
-      rt::group cg{fresh, "child data"};
-      void* q = fresh.numa_alloc(bytes, rt::node_id{0});
-      rt::register_region(cg, q, bytes);
-      rep.check(rt::node_of(q).value == 0, "the child's region is not on node 0");
-      rt::unregister_region(cg, q);
-      rt::numa_free(q);
-      for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
-      rep.check(rt::node_of(data).value == 0, "the inherited region is not on node 0");
-    });
-    const auto out = fork_test::await_child(c);
-    EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
-    if (!out.exited_cleanly()) break;
-  }
+  expect_children_clean(20, [&](report& rep) {
+    rt::runtime fresh{test_config("child")};
+    rt::group cg{fresh, "child data"};
+    void* q = fresh.numa_alloc(bytes, rt::node_id{0});
+    rt::register_region(cg, q, bytes);
+    rep.check(rt::node_of(q).value == 0, "the child's region is not on node 0");
+    rt::unregister_region(cg, q);
+    rt::numa_free(q);
+    for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
+    rep.check(rt::node_of(data).value == 0, "the inherited region is not on node 0");
+  });
   stop.store(true);
   for (auto& t : readers) t.join();
   rt::unregister_region(g, data);
@@ -350,22 +356,17 @@ TEST(Fork, ChildUnregistersAnInheritedRegionWhileTheParentHeldItsRegistry) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const bool going = churned.load() >= 20 && r.stats().total("numa_pages_protected") != 0;
   if (going) {
-    for (int k = 0; k < 20; ++k) {
-      const auto c = fork_test::start_child([&](report& rep) {
-        rt::unregister_region(g, data);
-        for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
-        rep.check(data[0] == 2, "the child could not write the region it unregistered");
-        many.back().reset();
-        // The inherited balancer is not read (its lock may be held), before or after the
-        // child shuts the runtime down (which releases it).
-        rep.check(r.stats().groups.empty(), "the inherited runtime's stats read its balancer's groups");
-        r.shutdown();
-        rep.check(r.stats().numa_scan_period_ms == 0, "the inherited runtime's stats read its balancer after shutdown");
-      });
-      const auto out = fork_test::await_child(c);
-      EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
-      if (!out.exited_cleanly()) break;
-    }
+    expect_children_clean(20, [&](report& rep) {
+      rt::unregister_region(g, data);
+      for (std::size_t i = 0; i < bytes; i += page) data[i] = 2;
+      rep.check(data[0] == 2, "the child could not write the region it unregistered");
+      many.back().reset();
+      // The inherited balancer is not read (its lock may be held), before or after the
+      // child shuts the runtime down (which releases it).
+      rep.check(r.stats().groups.empty(), "the inherited runtime's stats read its balancer's groups");
+      r.shutdown();
+      rep.check(r.stats().numa_scan_period_ms == 0, "the inherited runtime's stats read its balancer after shutdown");
+    });
   }
   stop.store(true);
   writer.join();
@@ -400,16 +401,11 @@ TEST(Fork, ChildSetsAGroupsActiveNodesWhileTheParentWasSettingThem) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const bool going = sets.load() >= 100;
   if (going) {
-    for (int k = 0; k < 20; ++k) {
-      const auto c = fork_test::start_child([&](report& rep) {
-        rep.check(g.active_nodes().size() <= 1, "the child read more active nodes than the parent ever set");
-        g.set_active_nodes(node0);
-        rep.check(g.active_nodes() == node0, "the child's active nodes are not the ones it set");
-      });
-      const auto out = fork_test::await_child(c);
-      EXPECT_TRUE(out.exited_cleanly()) << "fork " << k << ": " << out.describe();
-      if (!out.exited_cleanly()) break;
-    }
+    expect_children_clean(20, [&](report& rep) {
+      rep.check(g.active_nodes().size() <= 1, "the child read more active nodes than the parent ever set");
+      g.set_active_nodes(node0);
+      rep.check(g.active_nodes() == node0, "the child's active nodes are not the ones it set");
+    });
   }
   stop.store(true);
   writer.join();
