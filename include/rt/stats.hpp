@@ -16,6 +16,10 @@ struct stats {
   std::vector<std::vector<std::uint64_t>> per_worker;  // [worker][counter]
   std::vector<std::uint64_t> outside;                 // [counter] for threads that are not workers
   std::vector<int> worker_node;                        // logical node of each worker
+  // Each worker's utilisation (0-1024) as the other workers see it at the snapshot: its last
+  // published pelt signal aged to now, as busy or idle as the worker was when it published it
+  // (the value the thieves' overload rule reads, docs/design/stealing.md I-STEAL-16).
+  std::vector<std::uint32_t> worker_util;
   // Live bytes numa_alloc'd (and task frames) per logical node: each node's arena, shared by
   // every runtime of the process whose topology has that node.
   std::vector<std::uint64_t> node_memory_bytes;

@@ -463,10 +463,7 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
       env.src_backlog += sw.dq.size_estimate();
       if (!overload) return;
       if (!sw.idle.load(atomics::relaxed)) ++env.src_running;
-      const std::uint64_t at = sw.util_us.load(atomics::relaxed);
-      const std::uint32_t util = policy::pelt_util_after(sw.util.load(atomics::relaxed), now_us - std::min(now_us, at),
-                                                         sw.util_busy.load(atomics::relaxed), pelt_params_);
-      env.src_util += policy::cpu_util(util, sw.util_est.load(atomics::relaxed), settings_);
+      env.src_util += seen_util(sw, now_us);
     });
     if (overload && settings_.f.EXPORTED_NODE_UTIL) env.src_exported = exported_util(src_node, now_us);
     if (policy::keep_refused_steal(env, settings_)) {
@@ -577,7 +574,11 @@ void scheduler::park(worker& w) {
   const bool draining = draining_.load(atomics::seq_cst);
   // The re-check only looks (I-PARK-2); the loop takes the work after the cancel, so that no
   // registered worker ever holds a task (I-SHUT-3).
+  // A cancelled park stamps the load signal again: the stamp above said "about to park", and
+  // a worker that then ran a long task would decay as idle to every thief's eyes for as long
+  // as it ran (I-STEAL-16 never saw its node overloaded).
   const auto cancel = [&] {
+    account(w, sync::now_ns(), false);
     w.idle.store(false, atomics::relaxed);
     w.util_est.store(w.est_at_park, atomics::relaxed);
     if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
@@ -621,7 +622,6 @@ void scheduler::park(worker& w) {
       if (w.trace != nullptr) [[unlikely]]
         trace::unpark(*w.trace, trace::unpark_reason::timeout, -1);
       cancel();  // I-PARK-8: timed out; a notifier that chose us meanwhile is honoured
-      account(w, sync::now_ns(), false);
       return;
     }
     if (terminated_.load(atomics::acquire) != 0) {
@@ -652,6 +652,13 @@ void scheduler::account(worker& w, std::uint64_t now, bool was_running, bool run
   w.util.store(w.pelt.util_avg(), atomics::relaxed);
   w.util_us.store(now / 1000, atomics::relaxed);
   w.util_busy.store(runs_after, atomics::relaxed);
+}
+
+std::uint32_t scheduler::seen_util(const worker& w, std::uint64_t now_us) const noexcept {
+  const std::uint64_t at = w.util_us.load(atomics::relaxed);
+  const std::uint32_t util = policy::pelt_util_after(w.util.load(atomics::relaxed), now_us - std::min(now_us, at),
+                                                     w.util_busy.load(atomics::relaxed), pelt_params_);
+  return policy::cpu_util(util, w.util_est.load(atomics::relaxed), settings_);
 }
 
 // An idle stretch that began at `since` ends at `now` (a woken park, or a poll window that
@@ -1539,6 +1546,8 @@ rt::stats scheduler::snapshot() const {
     s.per_worker.push_back(std::move(row));
     s.worker_node.push_back(w->node);
   }
+  const std::uint64_t now_us = sync::now_ns() / 1000;
+  for (const auto& w : workers_) s.worker_util.push_back(seen_util(*w, now_us));
   for (std::size_t c = 0; c < ctr::kCounterCount; ++c)
     s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
   for (int n = 0; n < topo_.node_count(); ++n) s.node_memory_bytes.push_back(arenas_->bytes(n));

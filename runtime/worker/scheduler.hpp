@@ -272,6 +272,8 @@ class scheduler {
   // runs_after: whether it runs or searches from now on (false when it is about to park).
   void account(worker& w, std::uint64_t now, bool was_running, bool runs_after = true) noexcept;
   void end_idle(worker& w, std::uint64_t since, std::uint64_t now) noexcept;
+  // Any thread: w's cpu_util() as others see it at now_us (its stamp aged as busy or idle).
+  std::uint32_t seen_util(const worker& w, std::uint64_t now_us) const noexcept;
   void refresh_llc_hint(worker& w) noexcept;
   friend struct sched_view;
   void push_node(int node, task* t, worker* from) noexcept;

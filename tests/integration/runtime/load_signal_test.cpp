@@ -1,0 +1,79 @@
+// A worker's load signal as the other workers see it (rt::stats::worker_util; the thieves'
+// overload rule, I-STEAL-16, reads the same value): a worker that runs a task is seen busy,
+// whatever way it came to run it. Real threads; sync/fault.hpp stretches the park protocol's
+// window between registration and re-check, so that spawns land in it and the worker cancels
+// its park (park_cancels) instead of sleeping.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "rt/rt.hpp"
+#include "sync/fault.hpp"
+
+namespace {
+
+namespace fault = rt::sync::fault;
+
+// Arms the fault plan for one test and disarms it at the end, an assertion included.
+struct armed_faults {
+  explicit armed_faults(const fault::plan& p) { fault::arm(p); }
+  ~armed_faults() { fault::disarm(); }
+  armed_faults(const armed_faults&) = delete;
+  armed_faults& operator=(const armed_faults&) = delete;
+};
+
+// Each task holds the only worker for at least 100 ms, about three pelt half-lives: a signal
+// aged as busy over that stretch is at least 1024 - 1024 / 2^3 = 896 whatever it started from,
+// and one aged as idle is at most 1024 / 2^3 = 128. The bar between them, 512, does not depend on
+// how fast the machine is: the aging reads the clock, and the test waits at least that long.
+constexpr auto kHold = std::chrono::milliseconds(100);
+constexpr std::uint64_t kBusyBar = 512;
+// Idle for about six half-lives before each hold: whatever the signal was, it decays below 32.
+constexpr auto kIdle = std::chrono::milliseconds(200);
+
+// The bug this catches: a park cancelled by its re-check left the worker stamped "about to
+// park", so its signal decayed as idle for as long as the task it then ran, and a node whose
+// workers held long tasks never looked overloaded (RefusedSteal.AnOverloadedNode... hung).
+TEST(LoadSignal, AWorkerThatCancelledItsParkIsSeenBusyWhileItRuns) {
+  fault::plan p;
+  p.seed = 7;
+  p.jitter_per_mille = 1000;
+  p.max_spin = 1000000;  // up to a few ms: the holder's spawn lands in the window
+  armed_faults armed{p};
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:1 core:1 pu:1");
+  c.workers = 1;
+  c.tune = "NO_IDLE_POLL";  // the worker parks at once instead of polling through the spawn
+  rt::runtime r{c};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int held = 0;
+  std::uint64_t cancels = 0;
+  // Until at least three holds began with cancelled parks (a liveness bound of 60 s).
+  while (cancels < 3 && std::chrono::steady_clock::now() < deadline) {
+    // The worker idles long enough for its signal to decay, then runs a short task and parks
+    // again: the park's util_est sample is low (an estimate would otherwise hide the bug). The
+    // holder spawned right after lands in that park's window often enough to cancel it.
+    std::this_thread::sleep_for(kIdle);
+    r.spawn([] {}).join();
+    std::atomic<bool> started{false};
+    std::atomic<bool> release{false};
+    auto h = r.spawn([&] {
+      started.store(true);
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
+    while (!started.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::this_thread::sleep_for(kHold);
+    const std::uint64_t seen = r.stats().worker_util.at(0);
+    release.store(true);
+    h.join();
+    ++held;
+    EXPECT_GE(seen, kBusyBar) << "hold " << held << ": the worker running it looked idle";
+    cancels = r.stats().total("park_cancels");
+  }
+  EXPECT_GE(cancels, 3u) << "no park was cancelled in " << held << " holds: the test saw only one path";
+}
+
+}  // namespace
