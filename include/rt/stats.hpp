@@ -1,5 +1,5 @@
 // rt::stats: a snapshot of the runtime's counters (runtime/stats/counters.def), per worker,
-// per node and in total. Counters are named; the set grows with the runtime, so look them up
+// per node and in total, with a few live signals beside them (node memory, worker load, groups). Counters are named; the set grows with the runtime, so look them up
 // by name (counter_index) rather than by position.
 #pragma once
 
@@ -17,8 +17,10 @@ struct stats {
   std::vector<std::uint64_t> outside;                 // [counter] for threads that are not workers
   std::vector<int> worker_node;                        // logical node of each worker
   // Each worker's utilisation (0-1024) as the other workers see it at the snapshot: its last
-  // published pelt signal aged to now, as busy or idle as the worker was when it published it
-  // (the value the thieves' overload rule reads, docs/design/stealing.md I-STEAL-16).
+  // published pelt signal aged to now, as busy or idle as the worker was when it published it,
+  // and with UTIL_EST no less than its estimate (cpu_util(); the value the thieves' overload
+  // rule reads, docs/design/stealing.md I-STEAL-16). Live runtimes only: empty in stats read
+  // back from a stats file.
   std::vector<std::uint32_t> worker_util;
   // Live bytes numa_alloc'd (and task frames) per logical node: each node's arena, shared by
   // every runtime of the process whose topology has that node.

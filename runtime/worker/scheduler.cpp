@@ -450,8 +450,8 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   if (v == policy::steal_verdict::last_resort) {
     // I-STEAL-15: the source node's backlog, from relaxed size estimates. I-STEAL-16 (only
     // with its feature on): the workers not parked, and their utilisation aged to now from
-    // its stamp, as busy or idle as the worker was when it stamped it (a busy worker publishes
-    // util only every injection_poll_interval tasks and at its parks).
+    // its stamp, as busy or idle as the worker was when it stamped it (seen_util(); a busy
+    // worker publishes util only every injection_poll_interval tasks and at its parks).
     policy::refusal_env env;
     env.thief_refusals = w.steal_refusals;
     env.src_backlog = 1 + injection_[static_cast<std::size_t>(src_node)]->size_estimate();

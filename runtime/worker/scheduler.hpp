@@ -146,7 +146,8 @@ struct alignas(sync::kCacheLine) worker {
   // Own cache line: other workers read it while the owner's hot fields change.
   alignas(sync::kCacheLine) atomics::atomic<bool> idle{false};
   // The wake path's per-worker signals (docs/design/wake-path.md §3). Written by the owner at
-  // park, at wake-up and every injection_poll_interval tasks (relaxed stores); read relaxed by
+  // start-up, at park, at wake-up or a cancelled park, when a poll window finds work, and every
+  // injection_poll_interval tasks (relaxed stores); read relaxed by
   // spawners through the view and by thieves (I-STEAL-16): hints, a stale value costs a worse
   // placement, never correctness.
   atomics::atomic<std::uint32_t> util{0};        // pelt util_avg, kCapacityScale
