@@ -311,6 +311,16 @@ void scheduler::run_worker(worker& w) {
     }
     pthread_attr_destroy(&attr);
   }
+  if (settings_.f.WORKER_BATCH) {
+    // A worker woken by a spawn then waits for the tick instead of preempting the spawner
+    // (docs/adr/0022-worker-batch.md). Refused (a seccomp filter, say): the worker runs as it was.
+    sched_param sp{};
+    sp.sched_priority = 0;
+    const int err = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+    if (err != 0 && !batch_refused_.exchange(true, atomics::relaxed))
+      std::cerr << "numart: WORKER_BATCH: runtime '" << name_ << "': SCHED_BATCH refused (" << std::strerror(err)
+                << "); its workers keep their scheduling policy\n";
+  }
   numa::enter_sampling(&balancer_->ring(w.id), w.node);  // this worker's hinting faults feed its ring
   const std::uint64_t started = sync::now_ns();
   w.pelt = policy::pelt_signal(pelt_params_, started / 1000);

@@ -336,6 +336,9 @@ class scheduler {
   atomics::atomic<std::uint32_t> terminated_{0};
   // Rotating start for outside spawns' find_idlest, so that ties spread (relaxed: a hint).
   atomics::atomic<std::uint64_t> outside_rr_{0};
+  // WORKER_BATCH: set by the first worker whose SCHED_BATCH request failed, so that the runtime
+  // says so once (exchange, relaxed: it orders nothing else).
+  atomics::atomic<bool> batch_refused_{false};
   // Host mode: by PU OS index, the first worker bound to that PU's core, else -1; empty in
   // virtual-topology mode. Written by the constructor only. An outside spawner's sched_getcpu()
   // names the worker bound to its core, spawn_request::waker (I-WAKE-9).
