@@ -63,6 +63,9 @@ thread_local worker* tls_worker = nullptr;
 // An outside thread's parker, for task_group::wait (one per thread, lives as long as it).
 thread_local parker_t tls_outside_parker;
 thread_local char tls_thread_key;
+// True on a worker thread that made itself SCHED_BATCH (WORKER_BATCH, ADR 0022): a fork() child
+// made from it, no worker any more, goes back to SCHED_OTHER. Written by that thread only.
+thread_local bool tls_made_batch = false;
 inline constexpr int kMaxWorkers = 4096;
 
 // I-SHUT-6: held across fork() by the handlers below.
@@ -72,6 +75,11 @@ void after_fork_in_parent() noexcept { g_group_active_lock.unlock(); }
 void on_fork_child() noexcept {
   g_fork_generation.fetch_add(1, atomics::relaxed);
   tls_worker = nullptr;  // a worker that forked is an outside thread of the child
+  if (tls_made_batch) {   // and does not keep the workers' SCHED_BATCH (ADR 0022)
+    sched_param sp{};
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+    tls_made_batch = false;
+  }
   g_group_active_lock.unlock();
 }
 // Registered at load, like the region directory's handlers: registering from the first
@@ -125,6 +133,16 @@ trace::trace_layout make_trace_layout(const policy::layout& l, const topo::topol
     tl.node_package.push_back(n.cores.empty() ? -1 : t.cores[static_cast<std::size_t>(n.cores.front())].package);
   tl.name = name;
   return tl;
+}
+
+const char* policy_name(int policy) noexcept {
+  switch (policy) {
+    case SCHED_FIFO: return "SCHED_FIFO";
+    case SCHED_RR: return "SCHED_RR";
+    case SCHED_BATCH: return "SCHED_BATCH";
+    case SCHED_IDLE: return "SCHED_IDLE";
+    default: return "another policy";
+  }
 }
 
 }  // namespace
@@ -311,16 +329,7 @@ void scheduler::run_worker(worker& w) {
     }
     pthread_attr_destroy(&attr);
   }
-  if (settings_.f.WORKER_BATCH) {
-    // A worker woken by a spawn then waits for the tick instead of preempting the spawner
-    // (docs/adr/0022-worker-batch.md). Refused (a seccomp filter, say): the worker runs as it was.
-    sched_param sp{};
-    sp.sched_priority = 0;
-    const int err = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
-    if (err != 0 && !batch_refused_.exchange(true, atomics::relaxed))
-      std::cerr << "numart: WORKER_BATCH: runtime '" << name_ << "': SCHED_BATCH refused (" << std::strerror(err)
-                << "); its workers keep their scheduling policy\n";
-  }
+  if (settings_.f.WORKER_BATCH) make_batch();
   numa::enter_sampling(&balancer_->ring(w.id), w.node);  // this worker's hinting faults feed its ring
   const std::uint64_t started = sync::now_ns();
   w.pelt = policy::pelt_signal(pelt_params_, started / 1000);
@@ -669,6 +678,31 @@ std::uint32_t scheduler::seen_util(const worker& w, std::uint64_t now_us) const 
   const std::uint32_t util = policy::pelt_util_after(w.util.load(atomics::relaxed), now_us - std::min(now_us, at),
                                                      w.util_busy.load(atomics::relaxed), pelt_params_);
   return policy::cpu_util(util, w.util_est.load(atomics::relaxed), settings_);
+}
+
+// WORKER_BATCH (docs/adr/0022-worker-batch.md): a worker woken by a spawn then waits for the
+// spawner to sleep or for the tick instead of preempting it. Only a worker that inherited
+// SCHED_OTHER switches: a builder's real-time, idle or batch policy is the user's choice. A
+// worker that keeps its policy, or whose request is refused, says so once per runtime.
+void scheduler::make_batch() noexcept {
+  int policy = SCHED_OTHER;
+  sched_param sp{};
+  int err = pthread_getschedparam(pthread_self(), &policy, &sp);
+  if (err == 0 && policy == SCHED_OTHER) {
+    sp = sched_param{};
+    err = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+    if (err == 0) {
+      tls_made_batch = true;
+      return;
+    }
+  }
+  if (batch_refused_.exchange(true, atomics::relaxed)) return;
+  if (err != 0)
+    std::cerr << "numart: WORKER_BATCH: runtime '" << name_ << "': SCHED_BATCH refused (" << std::strerror(err)
+              << "); its workers keep their scheduling policy\n";
+  else
+    std::cerr << "numart: WORKER_BATCH: runtime '" << name_ << "': its workers keep the policy they inherited ("
+              << policy_name(policy) << ", not SCHED_OTHER)\n";
 }
 
 // An idle stretch that began at `since` ends at `now` (a woken park, or a poll window that

@@ -238,6 +238,7 @@ class scheduler {
  private:
   void start_workers();
   void run_worker(worker& w);
+  void make_batch() noexcept;
   task* find_work(worker& w);
   bool poll_window_open(worker& w, std::uint64_t& since, ctr::counter opened) noexcept;
   task* find_local(worker& w);
@@ -336,8 +337,8 @@ class scheduler {
   atomics::atomic<std::uint32_t> terminated_{0};
   // Rotating start for outside spawns' find_idlest, so that ties spread (relaxed: a hint).
   atomics::atomic<std::uint64_t> outside_rr_{0};
-  // WORKER_BATCH: set by the first worker whose SCHED_BATCH request failed, so that the runtime
-  // says so once (exchange, relaxed: it orders nothing else).
+  // WORKER_BATCH: set by every worker that did not switch to SCHED_BATCH (make_batch()); the
+  // one that set it first says so, once per runtime (exchange, relaxed: it orders nothing else).
   atomics::atomic<bool> batch_refused_{false};
   // Host mode: by PU OS index, the first worker bound to that PU's core, else -1; empty in
   // virtual-topology mode. Written by the constructor only. An outside spawner's sched_getcpu()

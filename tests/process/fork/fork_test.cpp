@@ -7,13 +7,16 @@
 // a hang fails the test with "child hung".
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "child.hpp"
@@ -144,6 +147,27 @@ TEST(Fork, ATaskThatReturnsInTheChildEndsTheChild) {
   const auto out = fork_test::await_child(c);
   EXPECT_TRUE(out.exited_cleanly()) << out.describe();
   expect_parent_unaffected(r, s);
+}
+
+// WORKER_BATCH (docs/adr/0022-worker-batch.md): a worker that made itself SCHED_BATCH and forks
+// is an outside thread of the child, and runs as SCHED_OTHER there again.
+TEST(Fork, AForkedBatchWorkerIsSchedOtherInTheChild) {
+  if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "the test process does not run as SCHED_OTHER";
+  rt::config c = test_config("batch");
+  c.tune = "WORKER_BATCH";
+  rt::runtime r{c};
+  auto h = r.spawn([] {
+    const int in_worker = sched_getscheduler(0);
+    const fork_test::child child = fork_test::start_child([](report& rep) {
+      const int policy = sched_getscheduler(0);
+      rep.check(policy == SCHED_OTHER, "the forked worker runs under policy " + std::to_string(policy) + " in the child");
+    });
+    return std::pair<int, fork_test::child>{in_worker, child};
+  });
+  const auto [in_worker, child] = h.join();
+  EXPECT_EQ(in_worker, SCHED_BATCH);
+  const auto out = fork_test::await_child(child);
+  EXPECT_TRUE(out.exited_cleanly()) << out.describe();
 }
 
 TEST(Fork, ChildUsesTheDefaultRuntime) {
