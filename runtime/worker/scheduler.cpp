@@ -1286,11 +1286,20 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
     if (w.trace != nullptr) [[unlikely]]
       trace::park(*w.trace, trace::park_reason::join);
+    // The block is idle time: the core runs nothing, as a CPU whose thread sleeps on a futex
+    // (its load signal ages as idle and its estimate is 0 meanwhile, then est_at_park again:
+    // the block does not re-sample it). So was the join's poll window before it (I-PARK-10).
     const std::uint64_t blocked_at = sync::now_ns();
+    const std::uint64_t idle_since = w.join_poll_since_ns != 0 ? w.join_poll_since_ns : blocked_at;
+    account(w, idle_since, true, false);
+    if (idle_since != blocked_at) account(w, blocked_at, false, false);
+    w.util_est.store(0, atomics::relaxed);
     w.parker.park();
+    const std::uint64_t woke_at = sync::now_ns();
+    account(w, woke_at, false);
+    w.util_est.store(w.est_at_park, atomics::relaxed);
     if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the block's length
-      w.poll_window_ns =
-          policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(sync::now_ns() - blocked_at), settings_);
+      w.poll_window_ns = policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(woke_at - blocked_at), settings_);
     if (w.trace != nullptr) [[unlikely]]
       trace::unpark(*w.trace, done() ? trace::unpark_reason::task_done : trace::unpark_reason::woken, -1,
                     w.wake_sent_ns.exchange(0, atomics::relaxed));

@@ -146,14 +146,14 @@ struct alignas(sync::kCacheLine) worker {
   // Own cache line: other workers read it while the owner's hot fields change.
   alignas(sync::kCacheLine) atomics::atomic<bool> idle{false};
   // The wake path's per-worker signals (docs/design/wake-path.md §3). Written by the owner at
-  // start-up, at park, at wake-up or a cancelled park, when a poll window finds work, and every
-  // injection_poll_interval tasks (relaxed stores); read relaxed by
+  // start-up, at park, at wake-up or a cancelled park, when a poll window finds work, around a
+  // block in a join, and every injection_poll_interval tasks (relaxed stores); read relaxed by
   // spawners through the view and by thieves (I-STEAL-16): hints, a stale value costs a worse
   // placement, never correctness.
   atomics::atomic<std::uint32_t> util{0};        // pelt util_avg, kCapacityScale
   atomics::atomic<std::uint64_t> util_us{0};     // the pelt clock (us) when util was stored
-  atomics::atomic<bool> util_busy{false};        // whether it ran (true) or parked after that stamp
-  atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked
+  atomics::atomic<bool> util_busy{false};        // whether it ran (true) or parked or blocked after that stamp
+  atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked or blocked
   atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
   // Owner only.
   policy::pelt_signal pelt;

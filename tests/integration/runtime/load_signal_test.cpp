@@ -72,4 +72,58 @@ TEST(LoadSignal, AWorkerThatCancelledItsParkIsSeenBusyWhileItRuns) {
   EXPECT_GE(cancels, 3u) << "only " << cancels << " parks were cancelled in " << held << " holds";
 }
 
+// A worker blocked in a join runs nothing: its core is idle, as a CPU whose thread sleeps on a
+// futex is, and its signal ages as idle while it blocks. Two virtual nodes of one worker each:
+// the joiner, started on node 0, spins until its child started on node 1 (ungrouped tasks are
+// never refused, so node 1's worker steals it), then joins it and blocks; the child holds node
+// 1's worker until the joiner's worker looks idle (a liveness bound of 60 s: aged as busy it
+// never would) and at least 100 ms passed since the joiner blocked (join_blocks, published as
+// it blocks), so that the child's worker has been busy that long.
+TEST(LoadSignal, AWorkerBlockedInAJoinIsSeenIdle) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  c.workers = 2;
+  c.tune = "NO_UTIL_EST";
+  rt::runtime r{c};
+  std::atomic<bool> child_started{false};
+  std::atomic<bool> joining{false};
+  std::atomic<bool> release{false};
+  std::atomic<int> joiner_node{-1};
+  std::atomic<int> child_node{-1};
+  auto joiner = r.spawn_on(rt::node_id{0}, [&] {
+    joiner_node.store(rt::current_node().value);
+    auto child = rt::spawn([&] {
+      child_node.store(rt::current_node().value);
+      child_started.store(true);
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
+    while (!child_started.load()) std::this_thread::yield();
+    joining.store(true);
+    child.join();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto before_deadline = [&] { return std::chrono::steady_clock::now() < deadline; };
+  while ((!joining.load() || r.stats().total("join_blocks") == 0) && before_deadline())
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  std::this_thread::sleep_for(kHold);
+  // One worker per node.
+  const auto util_of_node = [](const rt::stats& st, int node) {
+    for (std::size_t w = 0; w < st.worker_node.size(); ++w)
+      if (st.worker_node[w] == node) return st.worker_util.at(w);
+    ADD_FAILURE() << "no worker on node " << node;
+    return std::uint32_t{0};
+  };
+  rt::stats st = r.stats();
+  while (util_of_node(st, joiner_node.load()) >= kBusyBar && before_deadline()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    st = r.stats();
+  }
+  release.store(true);
+  joiner.join();
+  ASSERT_NE(joiner_node.load(), child_node.load()) << "the child ran on its joiner's worker: nothing blocked";
+  ASSERT_GE(st.total("join_blocks"), 1u) << "the joiner never blocked";
+  EXPECT_LT(util_of_node(st, joiner_node.load()), kBusyBar) << "the blocked joiner looked busy for 60 s";
+  EXPECT_GE(util_of_node(st, child_node.load()), kBusyBar) << "the child's worker looked idle";
+}
+
 }  // namespace
