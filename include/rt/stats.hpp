@@ -1,6 +1,7 @@
 // rt::stats: a snapshot of the runtime's counters (runtime/stats/counters.def), per worker,
-// per node and in total, with a few live signals beside them (node memory, worker load, groups). Counters are named; the set grows with the runtime, so look them up
-// by name (counter_index) rather than by position.
+// per node and in total, with a few live signals beside them (node memory, worker load,
+// groups). Counters are named; the set grows with the runtime, so look them up by name
+// (counter_index) rather than by position.
 #pragma once
 
 #include <cstdint>

@@ -577,10 +577,8 @@ void scheduler::park(worker& w) {
   // the window opened.
   const std::uint64_t idle_since = w.idle_since_ns != 0 ? w.idle_since_ns : parked_at;
   w.idle_since_ns = 0;
-  account(w, idle_since, true, false);
-  if (idle_since != parked_at) account(w, parked_at, false, false);
+  stop_running(w, idle_since, parked_at);
   w.est_at_park = w.pelt.util_avg();
-  w.util_est.store(0, atomics::relaxed);
   w.idle.store(true, atomics::relaxed);
   // The last searcher needs no extra check here: the re-check below covers every queue
   // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
@@ -597,9 +595,8 @@ void scheduler::park(worker& w) {
   // a worker that then ran a long task would decay as idle to every thief's eyes for as long
   // as it ran (I-STEAL-16 never saw its node overloaded).
   const auto cancel = [&] {
-    account(w, sync::now_ns(), false);
+    resume_running(w, sync::now_ns());
     w.idle.store(false, atomics::relaxed);
-    w.util_est.store(w.est_at_park, atomics::relaxed);
     if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
       // I-PARK-5: a notifier took us off the list: honour its intent (as a searcher if it
       // counted us as one); its token makes a later park() return once, absorbed below.
@@ -660,7 +657,6 @@ void scheduler::park(worker& w) {
     end_idle(w, idle_since, woke_at);
     if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the halt's residency
       w.poll_window_ns = policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(woke_at - parked_at), settings_);
-    w.util_est.store(w.est_at_park, atomics::relaxed);
     w.idle.store(false, atomics::relaxed);
     return;
   }
@@ -688,8 +684,7 @@ void scheduler::make_batch() noexcept {
   int policy = SCHED_OTHER;
   sched_param sp{};
   int err = pthread_getschedparam(pthread_self(), &policy, &sp);
-  if (err == 0 && policy == SCHED_OTHER) {
-    sp = sched_param{};
+  if (err == 0 && policy == SCHED_OTHER) {  // sp's priority is 0, as SCHED_BATCH needs
     err = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
     if (err == 0) {
       tls_made_batch = true;
@@ -705,10 +700,26 @@ void scheduler::make_batch() noexcept {
               << policy_name(policy) << ", not SCHED_OTHER)\n";
 }
 
+// The owner stops running at `now` (a park, or a block in a join): its load signal ages as busy
+// until `idle_since` (the start of a poll window before it, I-PARK-10, else now) and as idle from
+// there, and is stamped "not running"; its estimate is 0 until resume_running().
+void scheduler::stop_running(worker& w, std::uint64_t idle_since, std::uint64_t now) noexcept {
+  account(w, idle_since, true, false);
+  if (idle_since != now) account(w, now, false, false);
+  w.util_est.store(0, atomics::relaxed);
+}
+
+// The owner runs again at `now`: idle since its last stamp, then stamped running with the
+// estimate sampled at its last park (a no-op for the estimate when it did not stop).
+void scheduler::resume_running(worker& w, std::uint64_t now) noexcept {
+  account(w, now, false);
+  w.util_est.store(w.est_at_park, atomics::relaxed);
+}
+
 // An idle stretch that began at `since` ends at `now` (a woken park, or a poll window that
 // found work): the load signal ages as idle, and avg_idle takes the stretch as a sample.
 void scheduler::end_idle(worker& w, std::uint64_t since, std::uint64_t now) noexcept {
-  account(w, now, false);
+  resume_running(w, now);
   w.avg_idle_ns.store(policy::update_avg_idle(w.avg_idle_ns.load(atomics::relaxed), now - since, settings_),
                       atomics::relaxed);
 }
@@ -1290,14 +1301,10 @@ void scheduler::block_joiner(worker& w, const Done& done) {
     // (its load signal ages as idle and its estimate is 0 meanwhile, then est_at_park again:
     // the block does not re-sample it). So was the join's poll window before it (I-PARK-10).
     const std::uint64_t blocked_at = sync::now_ns();
-    const std::uint64_t idle_since = w.join_poll_since_ns != 0 ? w.join_poll_since_ns : blocked_at;
-    account(w, idle_since, true, false);
-    if (idle_since != blocked_at) account(w, blocked_at, false, false);
-    w.util_est.store(0, atomics::relaxed);
+    stop_running(w, w.join_poll_since_ns != 0 ? w.join_poll_since_ns : blocked_at, blocked_at);
     w.parker.park();
     const std::uint64_t woke_at = sync::now_ns();
-    account(w, woke_at, false);
-    w.util_est.store(w.est_at_park, atomics::relaxed);
+    resume_running(w, woke_at);
     if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the block's length
       w.poll_window_ns = policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(woke_at - blocked_at), settings_);
     if (w.trace != nullptr) [[unlikely]]

@@ -273,6 +273,8 @@ class scheduler {
   // Load accounting of the owner: busy until now (tick, park) or idle until now (wake-up);
   // runs_after: whether it runs or searches from now on (false when it is about to park).
   void account(worker& w, std::uint64_t now, bool was_running, bool runs_after = true) noexcept;
+  void stop_running(worker& w, std::uint64_t idle_since, std::uint64_t now) noexcept;
+  void resume_running(worker& w, std::uint64_t now) noexcept;
   void end_idle(worker& w, std::uint64_t since, std::uint64_t now) noexcept;
   // Any thread: w's cpu_util() as others see it at now_us (its stamp aged as busy or idle).
   std::uint32_t seen_util(const worker& w, std::uint64_t now_us) const noexcept;
