@@ -129,7 +129,7 @@ class [[nodiscard]] join_handle {
     // Releases the frame however this function leaves, a throwing move of T included.
     struct release_guard {
       detail::task* t;
-      ~release_guard() { detail::task_release(t); }
+      ~release_guard() { detail::task_release(t, true); }
     } guard{t};
     auto& r = *static_cast<detail::result_slot<T>*>(result_ptr(t));
     if (r.state == 2) std::rethrow_exception(r.error);
@@ -138,7 +138,7 @@ class [[nodiscard]] join_handle {
 
  private:
   void reset() noexcept {
-    if (t_) detail::task_release(std::exchange(t_, nullptr));
+    if (t_) detail::task_release(std::exchange(t_, nullptr), false);
   }
   static void* result_ptr(detail::task* t) noexcept { return detail::task_payload(t); }
 

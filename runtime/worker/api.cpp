@@ -305,7 +305,7 @@ task* task_alloc(const spawn_target& target, const task_ops* ops, std::size_t si
 void task_abandon(task* t) noexcept { t->sched->abandon(t); }
 void task_submit(task* t) noexcept { t->sched->submit(t); }
 void task_wait(task* t) { t->sched->wait(t); }
-void task_release(task* t) noexcept { t->sched->release(t); }
+void task_release(task* t, bool joined) noexcept { t->sched->release(t, joined); }
 
 static_assert(sizeof(task_group_state) <= kTaskGroupStateSize, "task_group_state must fit task_group's buffer");
 static_assert(alignof(task_group_state) <= 64, "task_group's buffer is 64-aligned");

@@ -1148,10 +1148,7 @@ void scheduler::complete(task* t, worker* w) noexcept {
   // I-TASK-1, I-TASK-2.
   std::uint32_t prev = t->state.fetch_or(kTaskDone, atomics::acq_rel);
   if ((prev & kTaskReleased) != 0) {
-    if (t->ops->failed != nullptr && t->ops->failed(payload_of(t)) && w != nullptr)
-      w->counters.add(ctr::counter::detached_failures);
-    t->ops->drop(payload_of(t), true);
-    free_frame(t, w);
+    free_done(t, w, true);  // released first: only a dropped handle releases before the end
   } else if ((prev >> kTaskWaiterShift) != 0) {
     unpark_worker(*workers_[(prev >> kTaskWaiterShift) - 1]);  // I-TASK-4
   } else if ((prev & kTaskWaiter) != 0) {
@@ -1211,7 +1208,21 @@ void scheduler::free_frame(task* t, worker* w) noexcept {
   release_group(g);
 }
 
-void scheduler::release(task* t) noexcept {
+// I-TASK-2: whichever of the executor and the handle comes second frees the frame. A task whose
+// handle was dropped and that failed is counted (ADR 0003) on either side: a handle dropped
+// after the task ended was missed before (under TSan, Spawn.DroppedHandleStillRuns... saw 0).
+void scheduler::free_done(task* t, worker* w, bool detached) noexcept {
+  if (detached && t->ops->failed != nullptr && t->ops->failed(payload_of(t))) {
+    if (w != nullptr)
+      w->counters.add(ctr::counter::detached_failures);
+    else
+      outside_counters_.add_shared(ctr::counter::detached_failures);
+  }
+  t->ops->drop(payload_of(t), true);
+  free_frame(t, w);
+}
+
+void scheduler::release(task* t, bool joined) noexcept {
   worker* w = tls_worker;
   if (w != nullptr && &w->sched != this) w = nullptr;
   // I-TASK-3: INLINE is only ever written by the joiner that popped the task itself, so a
@@ -1222,10 +1233,7 @@ void scheduler::release(task* t) noexcept {
     return;
   }
   std::uint32_t prev = t->state.fetch_or(kTaskReleased, atomics::acq_rel);
-  if ((prev & kTaskDone) != 0) {
-    t->ops->drop(payload_of(t), true);
-    free_frame(t, w);
-  }
+  if ((prev & kTaskDone) != 0) free_done(t, w, !joined);
 }
 
 // One step of helping while a join or a task_group waits: run one task if any is found.

@@ -201,7 +201,8 @@ class scheduler {
   void abandon(task* t) noexcept;
   void submit(task* t) noexcept;
   void wait(task* t);
-  void release(task* t) noexcept;
+  void release(task* t, bool joined) noexcept;
+  void free_done(task* t, worker* w, bool detached) noexcept;
   // task_group support.
   void group_wait(task_group_state* g);
   void group_wait_noexcept(task_group_state* g) noexcept;

@@ -52,8 +52,8 @@ void task_abandon(task* t) noexcept;
 void task_submit(task* t) noexcept;
 // Waits until the task has run; on a worker it runs other tasks meanwhile.
 void task_wait(task* t);
-// The handle is done with the task (after join, or dropped unjoined: detach).
-void task_release(task* t) noexcept;
+// The handle is done with the task: after join (joined), or dropped unjoined (detach).
+void task_release(task* t, bool joined) noexcept;
 
 inline void* task_payload(task* t) noexcept {
   return reinterpret_cast<unsigned char*>(t) + kTaskHeaderSize;

@@ -101,6 +101,17 @@ TEST(Spawn, DroppedHandleStillRunsAndCountsItsFailure) {
   EXPECT_EQ(ran.load(), 101);
 }
 
+// The other order: the handle is dropped after the failed task ended (shutdown() waited for it).
+TEST(Spawn, AHandleDroppedAfterItsTaskFailedCountsTheFailure) {
+  rt::runtime r{two_workers()};
+  auto h = r.spawn([]() -> int { throw std::runtime_error("nobody listens"); });
+  auto joined = r.spawn([]() -> int { throw std::runtime_error("the joiner hears it"); });
+  r.shutdown();
+  h.detach();
+  EXPECT_THROW(joined.join(), std::runtime_error);
+  EXPECT_EQ(r.stats().total("detached_failures"), 1u);
+}
+
 TEST(Spawn, JoinTwiceIsALogicError) {
   rt::runtime r{two_workers()};
   auto h = r.spawn([] { return 1; });
