@@ -346,6 +346,7 @@ void scheduler::run_worker(worker& w) {
     if (terminated_.load(atomics::acquire) != 0) break;
   }
   w.remote_frees.flush();  // I-POOL-2: before the pools can be destroyed
+  w.group_refs.flush();    // I-GROUP-2: groups dropped by now die with their last frame
   RT_ASSERT(w.credit == 0, "I-TASK-7", "a worker leaves its loop owing a task_group counts");
   numa::leave_sampling();
   stack_guard::leave_worker();
@@ -628,6 +629,7 @@ void scheduler::park(worker& w) {
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
   w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
   w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
+  w.group_refs.flush();    // I-GROUP-2: an idle worker holds no group reference
   if (w.trace != nullptr) [[unlikely]]
     trace::park(*w.trace, trace::park_reason::idle);
   for (;;) {
@@ -805,7 +807,12 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
   t->spawner = static_cast<std::int16_t>(w != nullptr ? w->id : -1);
   t->depth = w != nullptr ? w->depth : 0;
   t->node = static_cast<std::int16_t>(target.node);
-  if (t->affinity != nullptr) t->affinity->refs.fetch_add(1, atomics::relaxed);  // I-GROUP-1
+  if (t->affinity != nullptr) {  // I-GROUP-1, I-GROUP-2
+    if (w != nullptr)
+      w->group_refs.take(t->affinity, static_cast<std::uint32_t>(settings_.t.group_ref_batch));
+    else
+      t->affinity->refs.fetch_add(1, atomics::relaxed);
+  }
   return t;
 }
 
@@ -1205,7 +1212,11 @@ void scheduler::free_frame(task* t, worker* w) noexcept {
   } else {
     memory::frame_pool::release(t);
   }
-  release_group(g);
+  if (g == nullptr) return;
+  if (w != nullptr)
+    w->group_refs.give(g, static_cast<std::uint32_t>(settings_.t.group_ref_batch));
+  else
+    release_group(g);
 }
 
 // I-TASK-2: whichever of the executor and the handle comes second frees the frame. A task whose
@@ -1299,6 +1310,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.flush(settings_.t.injection_poll_interval);
   w.counters.add(ctr::counter::join_blocks);
   w.remote_frees.flush();  // I-POOL-2: no frame of another pool is held while this blocks
+  w.group_refs.flush();    // I-GROUP-2: nor a group reference
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence();  // I-PARK-2

@@ -38,6 +38,7 @@
 #include "trace/events.hpp"
 #include "trace/trace.hpp"
 #include "tunables/tunables.hpp"
+#include "worker/group_state.hpp"
 #include "worker/stats_signal.hpp"
 #include "worker/task.hpp"
 
@@ -77,42 +78,6 @@ struct task_group_state {
   // notifies waiters by address, never touching the group again (I-TASK-5).
   alignas(sync::kCacheLine) atomics::atomic<std::int64_t> shared;
 };
-
-// The state behind rt::group.
-struct group_state {
-  group_state(std::string n, scheduler* s, group_state* p = nullptr) : name(std::move(n)), sched(s), parent(p) {}
-  std::string name;
-  scheduler* sched;
-  // The numa_group this group is a member of, or null (rt::group(group&, name)). The member
-  // holds a reference on it (I-GROUP-1), dropped when the member's state is deleted.
-  group_state* const parent;
-  // One reference for the rt::group object and one per task frame naming the group (taken in
-  // task_alloc, dropped when the frame is freed); the last one deletes the state (I-GROUP-1).
-  atomics::atomic<std::uint32_t> refs{1};
-  // Written by the worker that runs a task of the group (relaxed: a placement hint).
-  atomics::atomic<int> home_worker{-1};
-  // Written by the balancer or set_preferred_node (relaxed: a placement hint).
-  atomics::atomic<int> preferred_node{-1};
-  std::vector<int> active_nodes;   // guarded by group_active_lock()
-};
-
-// Guards every group's active_nodes: one lock for the process, held across fork() by atfork
-// handlers (prepare locks it, parent and child unlock it), so that a child never inherits it
-// held by a thread it does not have (ADR 0007, I-SHUT-6). Its holders copy one vector and take
-// no other lock but the allocator's (whose atfork prepare runs after this one); the balancer
-// takes it once per group it places, a user's group::active_nodes() and set_active_nodes() and
-// stats() once per group.
-std::mutex& group_active_lock() noexcept;
-
-// The last reference's work: deletes the state, then drops the reference a member holds on
-// its parent (I-GROUP-1). Out of line and cold: a frame's release seldom ends a group.
-[[gnu::cold]] void destroy_group(group_state* g) noexcept;
-// Drops one reference on a group's state (I-GROUP-1); null: nothing. Inline: every frame of a
-// group drops one as it is freed.
-inline void release_group(group_state* g) noexcept {
-  if (g != nullptr && g->refs.fetch_sub(1, atomics::acq_rel) == 1) [[unlikely]]
-    destroy_group(g);
-}
 
 // The fork() generation of this process (scheduler.cpp, docs/adr/0007-fork.md).
 extern atomics::atomic<std::uint32_t> g_fork_generation;
@@ -177,6 +142,7 @@ struct alignas(sync::kCacheLine) worker {
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   // Owner only (I-POOL-2). Last: the fields above keep the cache lines they had without it.
   memory::frame_pool::remote_batch remote_frees;
+  group_ref_cache group_refs;  // owner only (I-GROUP-2)
   // Owner only (I-TASK-7): what this worker owes one task_group's `shared` count, reservations
   // it took and has not spent on spawns plus completions it has not subtracted; the group is
   // only dereferenced while credit > 0 (the count cannot reach zero before the credit is paid).
