@@ -56,12 +56,14 @@ inline void release_group(group_state* g, std::uint32_t n = 1) noexcept {
 // bounced on every spawn and every free (alloc's fetch_add was 64 % of alloc's samples).
 //
 // Direct-mapped by a hash of the state's address. A slot that names a group holds at least
-// one reference on it, so the state it points to is alive. The first group to reach a free
-// slot keeps it until the next flush; a group whose slot another holds counts on the state
-// itself, one RMW per spawn and per free as without the cache, so a collision never costs
-// more than no cache. Owner thread only. flush() returns every stock: a worker flushes before
-// it parks, blocks or exits, so an idle runtime holds no reference and a dropped group dies
-// once its frames are freed and the workers that ran them go idle.
+// one reference on it, so the state it points to is alive. A group keeps its slot until the
+// next flush, or until it is dead (the slot's stock is all its count: no object, no frame, no
+// other stock, so nobody can take a reference again) and a spawn into another group of the
+// slot frees it. A group whose slot a live group holds counts on the state itself, one RMW per
+// spawn and per free as without the cache, so a collision never costs more than no cache.
+// Owner thread only. flush() returns every stock: a worker flushes before it parks, blocks in
+// a join on its own runtime, or exits. So a runtime whose workers all sleep holds no
+// reference, and one busy worker keeps at most kSlots states alive past their last use.
 class group_ref_cache {
  public:
   static constexpr unsigned kSlotBits = 6;
@@ -71,20 +73,27 @@ class group_ref_cache {
   // refill takes from the count.
   void take(group_state* g, std::uint32_t batch) noexcept {
     slot& s = slot_of(g);
-    if (s.group != g) {
-      if (s.group != nullptr) {
+    if (s.group == g) {
+      if (s.held == 1) {
+        g->refs.fetch_add(batch, sync::native::relaxed);
+        s.held += batch;
+      }
+      --s.held;
+      return;
+    }
+    if (s.group != nullptr) {
+      // Relaxed: a count equal to the stock cannot grow (every adder holds a reference), so
+      // this worker's own release below is the last one and deletes the state.
+      if (s.group->refs.load(sync::native::relaxed) != s.held) {
         g->refs.fetch_add(1, sync::native::relaxed);
         return;
       }
-      g->refs.fetch_add(batch + 1, sync::native::relaxed);
-      s = slot{g, batch};
-      return;
+      release_group(s.group, s.held);
+      --used_;
     }
-    if (s.held == 1) {
-      g->refs.fetch_add(batch, sync::native::relaxed);
-      s.held += batch;
-    }
-    --s.held;
+    g->refs.fetch_add(batch + 1, sync::native::relaxed);
+    s = slot{g, batch};
+    ++used_;
   }
 
   // A frame of g freed on this worker gives its reference back: to the stock when g has the
@@ -102,31 +111,27 @@ class group_ref_cache {
     }
   }
 
-  // Returns every stock to its count; a group whose handle and frames are gone dies here.
+  // Returns every stock to its count; a group whose object and frames are gone dies here. An
+  // empty cache (a runtime without groups) returns at once.
   void flush() noexcept {
+    if (used_ == 0) return;
     for (slot& s : slots_) {
       group_state* g = s.group;
       const std::uint32_t n = s.held;
       s = slot{};
       release_group(g, n);
     }
+    used_ = 0;
   }
 
-  // References this cache holds on g (0: g has no slot). For tests and the invariant check.
+  // References this cache holds on g (0: g has no slot), and the slot g maps to. For tests.
   std::uint32_t held(const group_state* g) const noexcept {
-    const slot& s = slots_[index(g)];
+    const slot& s = slots_[slot_index(g)];
     return s.group == g ? s.held : 0;
   }
-
- private:
-  struct slot {
-    group_state* group = nullptr;
-    std::uint32_t held = 0;  // >= 1 while group is non-null
-  };
-
   // splitmix64's finalizer: states come from the allocator a size class apart, and a plain
   // multiplicative hash put 20 such addresses in 8 slots.
-  static std::size_t index(const group_state* g) noexcept {
+  static std::size_t slot_index(const group_state* g) noexcept {
     std::uint64_t x = reinterpret_cast<std::uintptr_t>(g);
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ULL;
@@ -135,9 +140,17 @@ class group_ref_cache {
     x ^= x >> 31;
     return static_cast<std::size_t>(x & (kSlots - 1));
   }
-  slot& slot_of(const group_state* g) noexcept { return slots_[index(g)]; }
+
+ private:
+  struct slot {
+    group_state* group = nullptr;
+    std::uint32_t held = 0;  // >= 1 while group is non-null
+  };
+
+  slot& slot_of(const group_state* g) noexcept { return slots_[slot_index(g)]; }
 
   slot slots_[kSlots];
+  std::size_t used_ = 0;  // slots that name a group
 };
 
 }  // namespace rt::detail

@@ -142,7 +142,6 @@ struct alignas(sync::kCacheLine) worker {
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   // Owner only (I-POOL-2). Last: the fields above keep the cache lines they had without it.
   memory::frame_pool::remote_batch remote_frees;
-  group_ref_cache group_refs;  // owner only (I-GROUP-2)
   // Owner only (I-TASK-7): what this worker owes one task_group's `shared` count, reservations
   // it took and has not spent on spawns plus completions it has not subtracted; the group is
   // only dereferenced while credit > 0 (the count cannot reach zero before the credit is paid).
@@ -150,6 +149,7 @@ struct alignas(sync::kCacheLine) worker {
   task_group_state* credit_group = nullptr;
   std::int64_t credit = 0;
   task_group_state* running_members = nullptr;  // the task_group of the innermost task running here
+  group_ref_cache group_refs;  // owner only (I-GROUP-2); after the hot fields above
   std::thread thread;
 };
 

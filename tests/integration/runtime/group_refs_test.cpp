@@ -1,12 +1,20 @@
 // I-GROUP-2: a worker's stock of references on rt::group states (worker/group_state.hpp). The
-// cache is driven directly, as the owner worker drives it from alloc and free_frame, on real
-// group states; a member's state shows its parent's count, which drops when the member dies.
+// first tests drive the cache directly, as a worker drives it from alloc and free_frame, on
+// real group states; the last ones go through a runtime, whose workers must flush their stock
+// when they park or block in a join. A member's state shows its parent's count, which drops
+// when the member's state is deleted.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <latch>
 #include <memory>
+#include <optional>
+#include <thread>
 #include <vector>
 
+#include "rt/rt.hpp"
 #include "worker/group_state.hpp"
 
 namespace {
@@ -59,33 +67,55 @@ TEST(GroupRefs, FreesGiveBackToTheStockAndTheSurplusPastTwoBatchesGoesToTheCount
   EXPECT_EQ(refs(g), 1u);  // only the handle's
 }
 
-TEST(GroupRefs, AGroupWhoseSlotIsTakenCountsOnTheStateItself) {
+// A state allocated until one maps to `a`'s slot (64 slots: a few hundred suffice).
+group_state* same_slot_as(const group_state& a, std::vector<std::unique_ptr<group_state>>& keep) {
+  for (int i = 0; i < 4096; ++i) {
+    keep.push_back(std::make_unique<group_state>("x", nullptr));
+    if (group_ref_cache::slot_index(keep.back().get()) == group_ref_cache::slot_index(&a)) return keep.back().get();
+  }
+  return nullptr;
+}
+
+TEST(GroupRefs, AGroupWhoseSlotALiveGroupHoldsCountsOnTheStateItself) {
   group_state a("a", nullptr);
   group_ref_cache c;
   constexpr std::uint32_t kBatch = 16;
   c.take(&a, kBatch);
-  // Some state among a few hundred lands on a's slot (64 slots).
-  std::vector<std::unique_ptr<group_state>> others;
-  group_state* b = nullptr;
-  for (int i = 0; i < 512 && b == nullptr; ++i) {
-    others.push_back(std::make_unique<group_state>("x", nullptr));
-    group_state* x = others.back().get();
-    c.take(x, kBatch);
-    if (c.held(x) == 0) b = x;
-  }
-  ASSERT_NE(b, nullptr) << "no collision among 512 states in 64 slots";
-  EXPECT_EQ(refs(*b), 2u);  // its handle and the one frame: no stock
+  std::vector<std::unique_ptr<group_state>> keep;
+  group_state* b = same_slot_as(a, keep);
+  ASSERT_NE(b, nullptr);
+  c.take(b, kBatch);
+  EXPECT_EQ(c.held(b), 0u);
+  EXPECT_EQ(refs(*b), 2u);  // its object and the one frame: no stock
   c.take(b, kBatch);
   EXPECT_EQ(refs(*b), 3u);
   c.give(b, kBatch);
   c.give(b, kBatch);
   EXPECT_EQ(refs(*b), 1u);
-  EXPECT_EQ(c.held(&a), kBatch) << "the slot's first holder keeps it";
+  EXPECT_EQ(c.held(&a), kBatch) << "a live holder keeps its slot";
   c.flush();
-  for (auto& o : others) {
-    if (o.get() == b) continue;
-    EXPECT_EQ(refs(*o), 2u) << "the flush kept more than the handle and the frame";
-  }
+  EXPECT_EQ(refs(a), 2u);  // its object and its frame
+}
+
+TEST(GroupRefs, ADeadHolderLeavesItsSlotToTheNextGroupSpawnedIntoIt) {
+  group_state parent("jvm", nullptr);
+  group_state* m = member_of(parent);
+  group_ref_cache c;
+  constexpr std::uint32_t kBatch = 4;
+  c.take(m, kBatch);
+  c.give(m, kBatch);             // its frame ran here
+  rt::detail::release_group(m);  // its object died: only the stock holds it
+  ASSERT_EQ(refs(parent), 2u);
+  std::vector<std::unique_ptr<group_state>> keep;
+  group_state* b = same_slot_as(*m, keep);
+  ASSERT_NE(b, nullptr);
+  c.take(b, kBatch);  // no park in between (a busy worker): the dead member is let go here
+  EXPECT_EQ(refs(parent), 1u) << "the member's state was not deleted";
+  EXPECT_EQ(c.held(b), kBatch);
+  EXPECT_EQ(refs(*b), 1u + kBatch + 1u);
+  c.give(b, kBatch);
+  c.flush();
+  EXPECT_EQ(refs(*b), 1u);
 }
 
 TEST(GroupRefs, ADroppedMemberDiesAtTheFlushAfterItsLastFrameCameBack) {
@@ -124,6 +154,71 @@ TEST(GroupRefs, ABatchOfOneIsOneRmwPerSpawnAndPerFree) {
   EXPECT_EQ(c.held(&g), 1u);
   c.flush();
   EXPECT_EQ(refs(g), 1u);
+}
+
+// A liveness wait: returns as soon as the parent's count is back to its object's one
+// reference (the member's state was deleted), or after 20 s.
+bool member_deleted(const rt::group& parent) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (refs(*parent.state()) != 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return refs(*parent.state()) == 1;
+}
+
+rt::config two_workers() {
+  rt::config c;
+  c.workers = 2;
+  return c;
+}
+
+// Tasks spawned into a member from a worker take their references from that worker's stock;
+// once the member object is gone and the workers park, the stock goes back and the member's
+// state dies (without the flush in park() it lived until the runtime shut down).
+TEST(GroupRefs, ADroppedMemberDiesOnceTheWorkersThatStockedItPark) {
+  rt::runtime r{two_workers()};
+  rt::group jvm{r, "jvm"};
+  std::atomic<int> ran{0};
+  {
+    rt::group wh{jvm, "wh"};
+    r.spawn([&] {
+       std::vector<rt::join_handle<void>> hs;
+       for (int i = 0; i < 200; ++i) hs.push_back(rt::spawn(wh, [&ran] { ran.fetch_add(1); }));
+       for (auto& h : hs) h.join();
+     }).join();
+  }
+  EXPECT_EQ(ran.load(), 200);
+  EXPECT_TRUE(member_deleted(jvm)) << "parent count " << refs(*jvm.state()) << ": a parked worker still stocks the member";
+}
+
+// A worker blocked in a join holds no stock either. Task B occupies the other worker (it waits
+// on a latch) before task A spawns into the member, so every member frame is spawned and freed
+// on A's worker; A then joins B and blocks, and the member must die while it is blocked.
+TEST(GroupRefs, AWorkerBlockedInAJoinHoldsNoReference) {
+  rt::runtime r{two_workers()};
+  rt::group jvm{r, "jvm"};
+  std::optional<rt::group> wh{std::in_place, jvm, "wh"};
+  std::latch release_b{1};
+  std::atomic<bool> b_started{false};
+  std::atomic<bool> spawned{false};
+  auto a = r.spawn([&] {
+    auto b = rt::spawn([&] {
+      b_started.store(true);
+      release_b.wait();
+    });
+    while (!b_started.load()) std::this_thread::yield();  // B was stolen: the other worker runs it
+    std::vector<rt::join_handle<void>> hs;
+    for (int i = 0; i < 200; ++i) hs.push_back(rt::spawn(*wh, [] {}));
+    for (auto& h : hs) h.join();
+    spawned.store(true);
+    b.join();  // blocks until the test releases B
+  });
+  while (!spawned.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  wh.reset();
+  const bool deleted = member_deleted(jvm);
+  const std::uint32_t count = refs(*jvm.state());
+  release_b.count_down();
+  a.join();
+  EXPECT_TRUE(deleted) << "parent count " << count << ": the blocked joiner still stocks the member";
 }
 
 }  // namespace
