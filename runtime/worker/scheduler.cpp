@@ -848,7 +848,10 @@ void scheduler::submit(task* t) noexcept {
 
 // DESIGN.md §4 steps 2-3; docs/design/wake-path.md §6.
 void scheduler::place(worker* w, task* t) noexcept {
-  int home = t->affinity != nullptr ? group_home(*t->affinity) : -1;
+  // Read before the task is published: once pushed or handed off, a thief may run and free it
+  // while the trace below still names its group.
+  group_state* const group = t->affinity;
+  int home = group != nullptr ? group_home(*group) : -1;
   // I-WAKE-7: a worker's own spawn (not a continuation) with nobody parked, whose home is the
   // spawner or on its node, can only end on the spawner's deque: no worker is idle for
   // select_idle_sibling to find, and a busy target on this node (self, or the home wake_affine
@@ -864,7 +867,7 @@ void scheduler::place(worker* w, task* t) noexcept {
       }
       push_local(*w, t);
       if (w->trace != nullptr) [[unlikely]]
-        trace::spawn(*w->trace, trace_id(t), trace_id(t->affinity), own ? w->id : home, w->id,
+        trace::spawn(*w->trace, trace_id(t), trace_id(group), own ? w->id : home, w->id,
                      shortcut ? trace::wake_affine::affine : trace::wake_affine::none, trace::wake_path::local, 0);
       return;
     }
@@ -876,7 +879,7 @@ void scheduler::place(worker* w, task* t) noexcept {
       outside_counters_.add_shared(c, n);
   };
   policy::spawn_request r;
-  if (t->affinity != nullptr) r.preferred_node = t->affinity->preferred_node.load(atomics::relaxed);
+  if (group != nullptr) r.preferred_node = group->preferred_node.load(atomics::relaxed);
   if (w != nullptr) {
     r.self = w->id;
     if (home < 0) home = w->id;
@@ -919,12 +922,11 @@ void scheduler::place(worker* w, task* t) noexcept {
   if (trace_ != nullptr) [[unlikely]] {
     const bool local = !handed && w != nullptr && !d.cross_node;
     const trace::wake_path path = local ? trace::wake_path::local : trace_path_of(d.reason);
-    const std::uint64_t group = trace_id(t->affinity);
     if (w != nullptr)
-      trace::spawn_at(*w->trace, spawn_ts, trace_id(t), group, r.home, local ? w->id : d.target, trace_affine_of(d),
-                      path, d.scanned);
+      trace::spawn_at(*w->trace, spawn_ts, trace_id(t), trace_id(group), r.home, local ? w->id : d.target,
+                      trace_affine_of(d), path, d.scanned);
     else
-      trace_->outside_spawn(spawn_ts, trace_id(t), group, r.home, d.target, path);
+      trace_->outside_spawn(spawn_ts, trace_id(t), trace_id(group), r.home, d.target, path);
   }
   if (handed) return;
   if (w != nullptr && !d.cross_node)
