@@ -82,8 +82,11 @@ class group_ref_cache {
       return;
     }
     if (s.group != nullptr) {
-      // Relaxed: a count equal to the stock cannot grow (every adder holds a reference), so
-      // this worker's own release below is the last one and deletes the state.
+      // Relaxed: a count equal to the stock cannot grow. Every adder holds the group object's
+      // reference (a spawn, another stock's refill, a member's construction), which never
+      // enters a stock, and every reference in this stock came from an RMW that happens-before
+      // this load; so equal means the object is gone, and this worker's release below is the
+      // last one and deletes the state.
       if (s.group->refs.load(sync::native::relaxed) != s.held) {
         g->refs.fetch_add(1, sync::native::relaxed);
         return;

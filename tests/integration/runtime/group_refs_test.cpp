@@ -165,17 +165,18 @@ bool member_deleted(const rt::group& parent) {
   return refs(*parent.state()) == 1;
 }
 
-rt::config two_workers() {
+rt::config workers(int n) {
   rt::config c;
-  c.workers = 2;
+  c.workers = n;
   return c;
 }
 
 // Tasks spawned into a member from a worker take their references from that worker's stock;
-// once the member object is gone and the workers park, the stock goes back and the member's
-// state dies (without the flush in park() it lived until the runtime shut down).
+// once the member object is gone and the worker parks, the stock goes back and the member's
+// state dies (without the flush in park() it lived until the runtime shut down). One worker:
+// its joins run their tasks inline and never block, so only park() can flush.
 TEST(GroupRefs, ADroppedMemberDiesOnceTheWorkersThatStockedItPark) {
-  rt::runtime r{two_workers()};
+  rt::runtime r{workers(1)};
   rt::group jvm{r, "jvm"};
   std::atomic<int> ran{0};
   {
@@ -194,18 +195,23 @@ TEST(GroupRefs, ADroppedMemberDiesOnceTheWorkersThatStockedItPark) {
 // on a latch) before task A spawns into the member, so every member frame is spawned and freed
 // on A's worker; A then joins B and blocks, and the member must die while it is blocked.
 TEST(GroupRefs, AWorkerBlockedInAJoinHoldsNoReference) {
-  rt::runtime r{two_workers()};
+  rt::runtime r{workers(2)};
   rt::group jvm{r, "jvm"};
   std::optional<rt::group> wh{std::in_place, jvm, "wh"};
   std::latch release_b{1};
   std::atomic<bool> b_started{false};
   std::atomic<bool> spawned{false};
+  std::atomic<bool> b_stolen{false};
   auto a = r.spawn([&] {
     auto b = rt::spawn([&] {
       b_started.store(true);
       release_b.wait();
     });
-    while (!b_started.load()) std::this_thread::yield();  // B was stolen: the other worker runs it
+    // B is stolen: the other worker runs it. Bounded, so that a steal that never comes fails
+    // the test below instead of hanging it (A's join would then run B inline).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!b_started.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    b_stolen.store(b_started.load());
     std::vector<rt::join_handle<void>> hs;
     for (int i = 0; i < 200; ++i) hs.push_back(rt::spawn(*wh, [] {}));
     for (auto& h : hs) h.join();
@@ -213,6 +219,11 @@ TEST(GroupRefs, AWorkerBlockedInAJoinHoldsNoReference) {
     b.join();  // blocks until the test releases B
   });
   while (!spawned.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!b_stolen.load()) {
+    release_b.count_down();
+    a.join();
+    FAIL() << "the other worker never took task B in 20 s";
+  }
   wh.reset();
   const bool deleted = member_deleted(jvm);
   const std::uint32_t count = refs(*jvm.state());
