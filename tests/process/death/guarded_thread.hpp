@@ -23,15 +23,22 @@ namespace guard_test {
 
 inline constexpr std::size_t kSmallStack = 256 * 1024;
 
+// Address space kept PROT_NONE below a moat stack (see run_on_thread_with_moat).
+inline constexpr std::size_t kMoatBytes = 256 * 1024;
+
 // Runs fn() on a new thread with a stack of `stack_bytes`; the thread enters the stack guard
 // as worker `worker_id` first unless worker_id is negative, and leaves it afterwards.
-inline void run_on_thread(int worker_id, std::size_t stack_bytes, void (*fn)()) {
+// `stack_at` non-null: the thread runs on that memory (pthread_attr_setstack) instead of a
+// stack glibc maps with its guard page.
+inline void run_on_thread(int worker_id, std::size_t stack_bytes, void (*fn)(), void* stack_at = nullptr) {
   struct args {
     int id;
     void (*fn)();
   } a{worker_id, fn};
   pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) != 0 || ::pthread_attr_setstacksize(&attr, stack_bytes) != 0)
+  if (::pthread_attr_init(&attr) != 0 ||
+      (stack_at != nullptr ? ::pthread_attr_setstack(&attr, stack_at, stack_bytes)
+                           : ::pthread_attr_setstacksize(&attr, stack_bytes)) != 0)
     throw std::runtime_error("pthread_attr setup failed");
   pthread_t th;
   const int rc = ::pthread_create(
@@ -47,6 +54,24 @@ inline void run_on_thread(int worker_id, std::size_t stack_bytes, void (*fn)()) 
   ::pthread_attr_destroy(&attr);
   if (rc != 0) throw std::runtime_error("pthread_create failed");
   ::pthread_join(th, nullptr);
+}
+
+// run_on_thread on a stack of `stack_bytes` with kMoatBytes of PROT_NONE address space right
+// below it, all in one mapping of ours. glibc maps a thread's stack wherever mmap finds room,
+// sometimes right above a library's writable data (seen: libstdc++'s .bss right below the
+// guard page, in about 1 run of 100): a frame that jumps over the guard then writes there
+// instead of faulting, and no page below the guard faults. Below a moat stack, every page
+// within kMoatBytes faults. glibc adds no guard page to a stack it did not map, but
+// pthread_attr_getguardsize still reports the default one, so the stack guard takes the moat's
+// top page for the guard.
+inline void run_on_thread_with_moat(int worker_id, std::size_t stack_bytes, void (*fn)()) {
+  const std::size_t total = kMoatBytes + stack_bytes;
+  void* map = ::mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED) throw std::runtime_error("mmap of a moat stack failed");
+  char* stack = static_cast<char*>(map) + kMoatBytes;
+  if (::mprotect(stack, stack_bytes, PROT_READ | PROT_WRITE) != 0) throw std::runtime_error("mprotect failed");
+  run_on_thread(worker_id, stack_bytes, fn, stack);
+  ::munmap(map, total);
 }
 
 // The stack size, in KiB, that a thread started by run_on_thread(.., stack_bytes, ..) sees
@@ -107,7 +132,7 @@ inline void dive_in_big_frames_forever() {
 // Writes, with the stack nearly empty, to the first page below the calling thread's guard
 // (within 128 KiB) that is unmapped or mapped without access (an unlucky neighbour mapping, or
 // the stack guard's own PROT_NONE pages): a fault next to the stack that is not an overflow.
-// Exits 3 with a message if every such page is accessible.
+// Exits 3 with a message if every such page is accessible (run it on a moat stack).
 inline void write_just_below_the_guard() {
   pthread_attr_t attr;
   void* base = nullptr;
