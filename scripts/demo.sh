@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: a SPECjbb-like server (examples/jbb) on numart with its NUMA balancer, side by
 # side with the same server on oneTBB, on this machine's topology and, since a machine with one
-# node cannot show placement, on a virtual 2-socket machine (emulated remote memory, said so in
+# node cannot show placement, on a virtual 2-socket machine (emulated memory cost, said so in
 # every output). Then the balancer's effect alone (numart with it on and off), and the report:
 # a Markdown page with tables and plots whose path is printed at the end.
 #   sudo bash scripts/demo.sh          (installs what is missing, builds, runs: see README)
@@ -33,7 +33,7 @@ python3 - "$out" <<'EOF'
 import json, sys, os
 out = sys.argv[1]
 rows = []
-for name, where in (("jbb_host", "this machine"), ("jbb_virtual", "virtual 2-socket, scatter (emulated remote memory)")):
+for name, where in (("jbb_host", "this machine"), ("jbb_virtual", "virtual 2-socket, scatter (emulated memory cost)")):
     path = os.path.join(out, name + ".json")
     try:
         doc = json.load(open(path))
@@ -56,8 +56,8 @@ for r in rows:
 EOF
 
 step 5 "the balancer alone: numart on the virtual 2-socket machine, data scattered, balancer on and off, after 6 s of warm-up:"
-printf '  (its scan period starts at 50 ms and grows while accesses are local: in the first seconds its hinting faults\n'
-printf '   cost this VM more than the emulated remote memory they save; docs/status.md, issue 7)\n'
+printf '  (it samples where each instance touches memory and moves the instance and its pages toward one node;\n'
+printf '   one 2-second window: single runs of jbb vary by about 10 %%; issue 7 measures ten seeds, docs/status.md)\n'
 for b in on off; do
   "$bin/examples/jbb/numart_jbb" --runtime numart --topology "$virtual" --placement scatter --warmup 6 --seconds 2 \
     --balancer "$b" 2>/dev/null | grep -E '^(bops_total|instance)' | cut -c1-110 | sed "s/^/  balancer $b: /"

@@ -33,8 +33,10 @@ const char* const kUsage =
     "  --workers N                    0 = one per core of the topology (0)\n"
     "  --balancer on|off              numart's NUMA balancer (on; off = RT_TUNE NO_NUMA_BALANCING)\n"
     "  --tbb-arenas default|per-node  oneTBB: one arena, or one per node (default)\n"
-    "  --remote-cost N                emulated cost of a remote 4 KiB chunk at distance 20, in dependent\n"
-    "                                 multiply-adds; scaled by (distance - 10) / 10 (12)\n"
+    "  --local-cost N                 virtual topology: emulated cost of every touched 4 KiB chunk (a local\n"
+    "                                 memory access), in dependent multiply-adds (64)\n"
+    "  --remote-cost N                virtual topology: emulated extra cost of a remote chunk at distance 20,\n"
+    "                                 scaled by (distance - 10) / 10 (64)\n"
     "  --warmup S  --seconds S        warm-up and measured seconds (1, 3)\n"
     "  --seed N                       deck, inputs and scatter placement (1)\n"
     "  --json                         print one JSON object on stdout\n"
@@ -97,7 +99,7 @@ options parse(int argc, char** argv) {
       continue;
     }
     static const char* const kValued[] = {"--runtime", "--instances", "--warehouses", "--warehouse-kib", "--placement",
-                                          "--topology", "--workers", "--balancer", "--tbb-arenas", "--remote-cost",
+                                          "--topology", "--workers", "--balancer", "--tbb-arenas", "--local-cost", "--remote-cost",
                                           "--warmup", "--seconds", "--seed"};
     const auto eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
@@ -125,6 +127,7 @@ options parse(int argc, char** argv) {
     else if (arg == "--balancer") o.balancer = parse_choice<bool>(arg, value, {{"on", true}, {"off", false}});
     else if (arg == "--tbb-arenas")
       o.arenas = parse_choice<tbb_arenas>(arg, value, {{"default", tbb_arenas::single}, {"per-node", tbb_arenas::per_node}});
+    else if (arg == "--local-cost") o.local_cost = static_cast<int>(parse_int(arg, value, 0, 1000000));
     else if (arg == "--remote-cost") o.remote_cost = static_cast<int>(parse_int(arg, value, 0, 1000000));
     else if (arg == "--warmup") o.warmup_s = parse_seconds(arg, value, 0);
     else if (arg == "--seconds") o.seconds = parse_seconds(arg, value, 0.1);
@@ -300,8 +303,9 @@ int run(const options& o) {
         << " (distance matrix: numart topo)\n";
     out << "emulated_remote_cost: " << (probe.emulate ? "true" : "false") << '\n';
     if (probe.emulate)
-      out << "NOTE: remote memory cost is EMULATED (virtual topology): each remote 4 KiB chunk runs (distance - 10) x "
-          << o.remote_cost << " / " << kRemoteCostScale << " dependent multiply-adds on the accessing thread\n";
+      out << "NOTE: memory cost is EMULATED (virtual topology): each touched 4 KiB chunk runs " << o.local_cost
+          << " + (distance - 10) x " << o.remote_cost << " / " << kRemoteCostScale
+          << " dependent multiply-adds on the accessing thread\n";
     if (uses_tbb && tbb_single && probe.nodes > 1)
       out << "NOTE: oneTBB does not know virtual nodes: in its one arena a thread counts as node (slot index mod "
           << probe.nodes << ")\n";
@@ -335,6 +339,7 @@ int run(const options& o) {
     std::string s = "{\"topology\":" + quote(probe.topology) + ",\"nodes\":" + std::to_string(probe.nodes) +
                     ",\"virtual_topology\":" + (probe.virtual_topology ? "true" : "false") +
                     ",\"emulated_remote_cost\":" + (probe.emulate ? "true" : "false") +
+                    ",\"local_cost\":" + std::to_string(probe.emulate ? o.local_cost : 0) +
                     ",\"remote_cost\":" + std::to_string(probe.emulate ? o.remote_cost : 0) +
                     ",\"workers\":" +
                     std::to_string(runtime.workers()) + ",\"instances_count\":" + std::to_string(o.instances) +

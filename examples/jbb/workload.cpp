@@ -1,5 +1,5 @@
 // The runtime-independent half of numart_jbb: tables, the deck, the six transactions, locality
-// accounting with the emulated remote cost, latency histograms and the measuring loop.
+// accounting with the emulated memory cost, latency histograms and the measuring loop.
 #include "workload.hpp"
 
 #include <algorithm>
@@ -19,7 +19,6 @@ namespace {
 
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kChunkBytes = 4096;  // locality is counted once per touched 4 KiB chunk
-constexpr int kLocalDistance = 10;         // SLIT: the distance of a node to itself
 constexpr int kDistricts = 10;
 constexpr int kMaxLines = 15;
 constexpr int kMinLines = 5;
@@ -118,7 +117,7 @@ std::uint64_t mix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// The emulated remote cost: a dependent chain of multiply-adds (about 4 cycles each) that the
+// The emulated memory cost: a dependent chain of multiply-adds (about 4 cycles each) that the
 // compiler cannot shorten. Real work, not a sleep: it occupies the worker like a stall would.
 std::uint64_t burn(std::uint64_t iterations, std::uint64_t x) {
   for (std::uint64_t i = 0; i < iterations; ++i) x = x * kLcgMul + kLcgAdd;
@@ -152,15 +151,13 @@ class accessor {
     const int data = rt::node_of(p).value;
     if (data < 0 || node_ < 0) {
       ++unknown;
-    } else if (data == node_) {
-      ++local;
-    } else {
-      ++remote;
-      if (m_.emulate)
-        sink = burn(static_cast<std::uint64_t>(std::max(0, m_.dist(node_, data) - kLocalDistance)) *
-                        static_cast<std::uint64_t>(m_.remote_cost) / kRemoteCostScale,
-                    sink + chunk);
+      return;
     }
+    if (data == node_)
+      ++local;
+    else
+      ++remote;
+    sink = burn(chunk_cost(m_, node_, data), sink + chunk);
   }
 
   std::uint64_t local = 0, remote = 0, unknown = 0, sink = 0;
@@ -598,6 +595,7 @@ workload::workload(const options& o, rt::runtime& runtime) {
   machine_.nodes = runtime.nodes();
   machine_.virtual_topology = runtime.virtual_topology();
   machine_.emulate = machine_.virtual_topology && machine_.nodes > 1;
+  machine_.local_cost = machine_.emulate ? o.local_cost : 0;
   machine_.remote_cost = machine_.emulate ? o.remote_cost : 0;
   machine_.topology = runtime.stats().topology;
   for (int a = 0; a < machine_.nodes; ++a)

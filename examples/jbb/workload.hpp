@@ -31,11 +31,15 @@ enum class placement { local, interleave, scatter };
 enum class runtime_choice { numart, onetbb, both };
 enum class tbb_arenas { single, per_node };
 
-// The emulated remote cost of one remote chunk, in iterations of a dependent multiply-add loop
-// at distance 20; at distance d it is (d - 10) * cost / kRemoteCostScale. The default makes a
-// remote chunk cost about twice a local one at distance 20 (docs/jbb.md "Calibration").
+// The emulated memory cost of one touched chunk, in iterations of a dependent multiply-add loop.
+// The data is sized down from SPECjbb's (2 MiB a warehouse against about 25 MB), so on a virtual
+// topology it would sit in the caches where the original misses them: every touched chunk pays
+// `local_cost` (a local DRAM access) and a chunk at distance d pays (d - 10) * remote_cost /
+// kRemoteCostScale more, so equal costs follow the SLIT's ratio (d / 10 times the local cost).
+// The defaults are about 80 ns each on the development VM (docs/jbb.md "Calibration", ADR 0024).
 inline constexpr int kRemoteCostScale = 10;  // SLIT units from local (10) to distance 20
-inline constexpr int kDefaultRemoteCost = 12;
+inline constexpr int kDefaultLocalCost = 64;
+inline constexpr int kDefaultRemoteCost = 64;
 
 struct options {
   std::string topology;          // RT_TOPOLOGY syntax; empty: from the environment
@@ -45,6 +49,7 @@ struct options {
   int warehouse_kib = 2048;
   placement place = placement::local;
   std::uint64_t seed = 1;
+  int local_cost = kDefaultLocalCost;
   int remote_cost = kDefaultRemoteCost;
   double warmup_s = 1.0;
   double seconds = 3.0;
@@ -124,12 +129,28 @@ class histogram {
 struct machine {
   int nodes = 1;
   std::vector<int> distance;  // nodes x nodes SLIT, row-major by logical node
-  bool emulate = false;       // virtual topology with several nodes: remote cost is emulated
-  int remote_cost = 0;        // loop iterations per remote chunk at distance 20 (kRemoteCostScale)
+  bool emulate = false;       // virtual topology with several nodes: memory costs are emulated
+  int local_cost = 0;         // loop iterations per touched chunk (a local memory access)
+  int remote_cost = 0;        // more loop iterations per remote chunk at distance 20 (kRemoteCostScale)
   std::string topology;       // the topology source as given
   bool virtual_topology = false;
   int dist(int a, int b) const { return distance[static_cast<std::size_t>(a * nodes + b)]; }
 };
+
+inline constexpr int kLocalDistance = 10;  // SLIT: the distance of a node to itself
+
+// The emulated cost, in burn() iterations, of one touched chunk on node `data` for a thread on
+// node `thread` (both valid nodes of `m`): local_cost, plus (distance - 10) x remote_cost /
+// kRemoteCostScale when the nodes differ; 0 unless the costs are emulated.
+inline std::uint64_t chunk_cost(const machine& m, int thread, int data) {
+  if (!m.emulate) return 0;
+  std::uint64_t cost = static_cast<std::uint64_t>(m.local_cost);
+  if (thread != data) {
+    const int extra = m.dist(thread, data) - kLocalDistance;
+    cost += static_cast<std::uint64_t>(extra > 0 ? extra : 0) * static_cast<std::uint64_t>(m.remote_cost) / kRemoteCostScale;
+  }
+  return cost;
+}
 
 // ---- tables ---------------------------------------------------------------------------------
 
@@ -152,7 +173,7 @@ struct table {
   int node = -1;  // the node it was allocated on (rt::node_of tells where it is now)
 };
 
-// Counts of one transaction's chunk accesses, and the emulated remote cost it paid.
+// Counts of one transaction's chunk accesses, and the emulated memory cost it paid.
 class accessor;
 
 // ---- a warehouse ----------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 8 warehouses on 16 workers (4 nodes' worth each), scatter placement, for SEEDS seeds, with the
 balancer on and off, side by side per seed.
 
-  jbb_bars.py NUMART_JBB [SEEDS] [WARMUP_S] [SECONDS]       (defaults 10, 3, 3)
+  jbb_bars.py NUMART_JBB [SEEDS] [WARMUP_S] [SECONDS] [JBB_OPTION ...]   (defaults 10, 3, 3)
+
+Options after SECONDS go to every run, e.g. `--local-cost 0 --remote-cost 12` for the emulation's
+calibration before ADR 0024.
 
 Per seed and instance: the local share after warm-up, the preferred node, the active nodes and
 whether every active node is within distance 16 of the preferred node (an island: on this
@@ -21,10 +24,10 @@ DIST = [[10, 16, 16, 22, 16, 22, 16, 22], [16, 10, 22, 16, 22, 16, 16, 22], [16,
         [16, 16, 16, 22, 16, 16, 10, 16], [22, 22, 22, 16, 16, 16, 16, 10]]
 
 
-def run(binary, seed, balancer, warmup, seconds):
+def run(binary, seed, balancer, warmup, seconds, extra):
     cmd = [binary, "--runtime", "numart", "--topology", TOPO, "--workers", "16", "--instances", "2",
            "--warehouses", "8", "--placement", "scatter", "--warmup", str(warmup), "--seconds", str(seconds),
-           "--seed", str(seed), "--balancer", balancer, "--json"]
+           "--seed", str(seed), "--balancer", balancer, "--json"] + extra
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -37,12 +40,13 @@ def main(argv):
     seeds = int(argv[2]) if len(argv) > 2 else 10
     warmup = float(argv[3]) if len(argv) > 3 else 3.0
     seconds = float(argv[4]) if len(argv) > 4 else 3.0
+    extra = argv[5:]
     print("seed  inst  local  pref  active            island  | bops on      bops off     on/off")
     ok_local = ok_island = 0
     ratios = []
     for seed in range(1, seeds + 1):
-        on = run(binary, seed, "on", warmup, seconds)
-        off = run(binary, seed, "off", warmup, seconds)
+        on = run(binary, seed, "on", warmup, seconds, extra)
+        off = run(binary, seed, "off", warmup, seconds, extra)
         ratio = on["bops_total"] / off["bops_total"]
         ratios.append(ratio)
         seed_local = seed_island = True

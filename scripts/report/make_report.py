@@ -409,7 +409,7 @@ def text(v):
 
 
 JBB_SETUP = ["topology", "nodes", "virtual_topology", "workers", "instances_count", "warehouses_per_instance",
-             "warehouse_kib", "placement", "tbb_arenas", "emulated_remote_cost", "remote_cost", "seed",
+             "warehouse_kib", "placement", "tbb_arenas", "emulated_remote_cost", "local_cost", "remote_cost", "seed",
              "deck_fingerprint"]
 
 
@@ -422,8 +422,9 @@ def jbb_detail(where, data, step, lines):
     if setup:
         lines.append("Setup: %s.\n" % "; ".join(setup))
     if data.get("emulated_remote_cost") is True:
-        lines.append("Remote accesses carry **emulated** cost here (extra work per remote chunk, proportional to "
-                     "distance - 10): the figures show the scheduler's placement, not real memory latency.\n")
+        lines.append("Memory accesses carry **emulated** cost here (work per touched chunk, remote chunks more in "
+                     "proportion to distance - 10): the figures show the scheduler's placement, not real memory "
+                     "latency.\n")
     sides = jbb_sides(data)
     for name in ("numart", "onetbb"):
         s = sides.get(name)
@@ -519,8 +520,8 @@ def main():
 
     lines.append("## jbb-like server (examples/jbb)\n")
     if args.virtual_topology:
-        lines.append("The virtual topology is `%s`: virtual-topology mode (DESIGN.md §7); any remote-access cost "
-                     "there is emulation, as the output's `emulated_remote_cost` says.\n" % args.virtual_topology)
+        lines.append("The virtual topology is `%s`: virtual-topology mode (DESIGN.md §7); the memory cost there "
+                     "is emulation, as the output's `emulated_remote_cost` says.\n" % args.virtual_topology)
     for where, data, why in jbb:
         jbb_detail(where, data, why, lines)
     png = plot_jbb(plots, [(w, d) for w, d, _ in jbb if d is not None])
