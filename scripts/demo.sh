@@ -57,7 +57,7 @@ EOF
 
 step 5 "the balancer alone: numart on the virtual 2-socket machine, data scattered, balancer on and off, after 6 s of warm-up:"
 printf '  (it samples where each instance touches memory and moves the instance and its pages toward one node;\n'
-printf '   one 2-second window: single runs of jbb vary by about 10 %%; issue 7 measures ten seeds, docs/status.md)\n'
+printf '   one 2-second window of one seed; issue 7 measures ten seeds, docs/status.md)\n'
 for b in on off; do
   "$bin/examples/jbb/numart_jbb" --runtime numart --topology "$virtual" --placement scatter --warmup 6 --seconds 2 \
     --balancer "$b" 2>/dev/null | grep -E '^(bops_total|instance)' | cut -c1-110 | sed "s/^/  balancer $b: /"
