@@ -649,7 +649,10 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   std::vector<std::uint64_t> scores;
   std::vector<std::uint64_t> member_scores;
   numa_locality_counts counts;
-  std::vector<std::uint64_t> member_load(n_nodes, 0);  // members placed so far, all groups
+  std::vector<std::uint64_t> member_load(n_nodes, 0);  // every member where it is now
+  for (const numa_group_input& g : in.groups)
+    for (const numa_member_input& m : g.members)
+      if (m.node >= 0 && static_cast<std::size_t>(m.node) < n_nodes) member_load[static_cast<std::size_t>(m.node)] += m.load;
   const numa_faults none(sc.node_count());
   member_swaps swaps(n_nodes, s.f.NUMA_SWAP ? groups_with_members : 0, s.f.NUMA_SWAP ? members : 0);
 
@@ -728,8 +731,10 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
       }
       const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
       const auto member_fits = [&](int n, std::uint64_t load, std::uint64_t adds) { return room.fits(sc, n, load, adds); };
-      for (const numa_member_input& m : g.members)
+      for (const numa_member_input& m : g.members) {
+        if (m.node >= 0 && static_cast<std::size_t>(m.node) < n_nodes) member_load[static_cast<std::size_t>(m.node)] -= m.load;
         res.member_nodes.push_back(place_member(sc, m, candidates, d.preferred, member_load, member_scores, member_fits));
+      }
     }
     res.groups.push_back(std::move(d));
   }

@@ -234,7 +234,9 @@ struct numa_member_input {
 // among those where `member_load[n] + load` fits numa_move_fits; when none fits, to its
 // unconstrained best. Candidates: the parent's active nodes plus every node within the nearest
 // remote distance of the parent's preferred node (its island's edge), so that a full node
-// spills onto a neighbour, where memory and samples then follow. `member_load` accumulates.
+// spills onto a neighbour, where memory and samples then follow. `member_load` accumulates;
+// balance_pass() starts it from every member's current node and takes a member's own load off
+// its node before placing it, so members not placed yet count where they run.
 // The candidates (once per group): `active` plus every node within the nearest remote distance
 // of `parent_preferred`, the island's edge.
 core::cpumask numa_member_candidates(const numa_scorer& sc, const core::cpumask& active, int parent_preferred);

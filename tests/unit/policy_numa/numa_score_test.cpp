@@ -733,6 +733,30 @@ TEST(NumaPass, AMemberLeavesAFullIslandForANodeWithRoom) {
   EXPECT_EQ(member_load[0], 11u * kCapacityScale);
 }
 
+// I-NUMA-11: a member not placed yet in the pass still counts where it runs. Group B comes
+// first and its member on node 1 has its data on 0; group A's two members fill node 0 (2
+// workers a node: room for 2 one-worker members within 125 %). B's member finds no room on 0
+// and stays on 1 (the nearest ring's tie goes to its node); A's members keep node 0. Counting
+// only the members placed so far, B's member took node 0 and pushed one of A's off it, and the
+// next pass could undo that: examples/jbb's warehouses traded nodes pass after pass.
+TEST(NumaPass, MembersNotYetPlacedCountWhereTheyRun) {
+  const std::vector<std::uint32_t> caps(8, 2 * kCapacityScale);
+  const numa_scorer sc(machine("64amd64-4p2n4ca2co"), caps);
+  std::vector<numa_faults> faults(3, numa_faults(8));
+  faults[0].add_sample(0, 1, 100);  // B's member: data on 0, runs on 1
+  faults[1].add_sample(0, 0, 100);  // A's members: data on 0, run on 0
+  faults[2].add_sample(0, 0, 100);
+  const std::vector<numa_member_input> members{{&faults[0], 1, kCapacityScale},
+                                               {&faults[1], 0, kCapacityScale},
+                                               {&faults[2], 0, kCapacityScale}};
+  const std::span<const numa_member_input> all(members);
+  const std::vector<numa_group_input> g{{nullptr, all.subspan(0, 1), 1, 0, kCapacityScale, {}},
+                                        {nullptr, all.subspan(1, 2), 0, 0, 2 * kCapacityScale, {}}};
+  const u64v load{2 * kCapacityScale, kCapacityScale, 0, 0, 0, 0, 0, 0};
+  const numa_pass_result r = balance_pass(sc, {g, load, 100}, tun::settings{});
+  EXPECT_EQ(r.member_nodes, (std::vector<int>{1, 0, 0}));
+}
+
 // I-NUMA-14: examples/jbb's trap on the virtual Opteron (2 workers a node, two instances of 8
 // one-worker members). Instance A keeps its data on {0,2,4,6} around 0, instance B on
 // {1,3,5,7} around 7: B's members on node 1 are 22 from 7, outside its island {3,4,5,6,7}, and
