@@ -1,7 +1,8 @@
 // The asymmetric fence (docs/design/parking.md I-PARK-7): a Dekker pair whose two sides run
 // at very different rates (every spawn versus every park) can put the whole cost of ordering on
-// the rare side. The frequent side keeps only a compiler barrier; the rare side calls
-// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every running thread of the process
+// the rare side. The frequent side keeps only a compiler barrier; the rare side waits for a
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) begun after its own fence (its own, or one that
+// overlapping callers share, I-PARK-11), which makes every running thread of the process
 // execute a full memory barrier before it returns. Either a frequent-side store was drained
 // before that barrier (and the rare side's later loads see it), or the frequent side's later
 // loads run after it (and see the rare side's earlier stores): the store-buffering outcome is
@@ -24,9 +25,14 @@ class asym_fence {
   // The frequent side: orders nothing at run time by itself, only keeps the compiler from
   // moving the store after the load. Valid only paired with heavy().
   static void light() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
-  // The rare side: a full barrier on every running thread of the process, this one included.
-  // Precondition: available() returned true.
-  static void heavy() noexcept;
+  // The rare side: a full barrier on this thread (a seq_cst fence), then one on every running
+  // thread of the process by a membarrier that began after that fence and has returned. Calls
+  // that overlap share one (I-PARK-11): the kernel serialises membarrier callers on one mutex
+  // (perf on this machine: membarrier_private_expedited spinning on it),
+  // so each waits for the one in flight anyway; a caller that finds one begun after its fence
+  // and returned issues none. True when this call issued the membarrier, false when it shared
+  // another caller's. Precondition: available() returned true.
+  static bool heavy() noexcept;
 };
 
 }  // namespace rt::sync

@@ -585,7 +585,7 @@ void scheduler::park(worker& w) {
   // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
   idle_.prepare_park(w.id, was_searching);
   sync::fault::point(sync::fault::site::park_registered);
-  sleeper_fence();  // I-PARK-2: registration before the re-check
+  sleeper_fence(w);  // I-PARK-2: registration before the re-check
   // I-SHUT-2: draining_ is read after the registration and before the re-check: a worker that
   // registered before shutdown() set it is woken by shutdown's wake_all; one that registered
   // after sees it, and then also every outside push that preceded it.
@@ -997,9 +997,12 @@ void scheduler::notifier_fence() const noexcept {
     atomics::fence(atomics::seq_cst);
 }
 
-void scheduler::sleeper_fence() const noexcept {
-  atomics::fence(atomics::seq_cst);
-  if (asym_fence_) sync::asym_fence::heavy();
+void scheduler::sleeper_fence(worker& w) noexcept {
+  if (!asym_fence_) {
+    atomics::fence(atomics::seq_cst);
+    return;
+  }
+  if (!sync::asym_fence::heavy()) w.counters.add(ctr::counter::fences_shared);  // heavy() fences first
 }
 
 void scheduler::push_local(worker& w, task* t) noexcept {
@@ -1315,7 +1318,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.group_refs.flush();    // I-GROUP-2: nor a group reference
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);
-  sleeper_fence();  // I-PARK-2
+  sleeper_fence(w);  // I-PARK-2
   if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
     if (w.trace != nullptr) [[unlikely]]
       trace::park(*w.trace, trace::park_reason::join);

@@ -227,9 +227,10 @@ class scheduler {
   void push_local(worker& w, task* t) noexcept;
   // The two sides of I-PARK-1/2: after a push and before reading the idle set (notifier), and
   // after registering as a sleeper and before the re-check (sleeper). A seq_cst fence each,
-  // or a compiler barrier and a membarrier() with ASYM_FENCE (I-PARK-7).
+  // or a compiler barrier and a membarrier() with ASYM_FENCE (I-PARK-7), which parks that
+  // overlap share (I-PARK-11, counted in fences_shared on `w`).
   void notifier_fence() const noexcept;
-  void sleeper_fence() const noexcept;
+  void sleeper_fence(worker& w) noexcept;
   // The wake path (docs/design/wake-path.md §6): select_worker() over the workers' signals,
   // then a mailbox hand-off to the idle worker it found, else the local deque or the target
   // node's injection queue.
