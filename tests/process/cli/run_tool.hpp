@@ -1,6 +1,7 @@
-// Runs the built numart tool (NUMART_CLI_PATH) in a child process and captures its exit status,
-// stdout and stderr. The child gets a copy of this environment with RT_TOPOLOGY removed unless
-// the test sets it, and optionally a CPU affinity (what `taskset -c` does).
+// Runs a built tool in a child process and captures its exit status, stdout and stderr:
+// run_tool(path, ...) for any, run_numart(...) for the numart tool (NUMART_CLI_PATH). The child
+// gets a copy of this environment with RT_TOPOLOGY removed unless the test sets it, and
+// optionally a CPU affinity (what `taskset -c` does).
 #pragma once
 
 #include <fcntl.h>
@@ -32,9 +33,9 @@ struct run_options {
   std::vector<int> cpus;                                   // empty: inherit the affinity
 };
 
-inline result run_numart(const std::vector<std::string>& args, const run_options& opt = {}) {
+inline result run_tool(const std::string& path, const std::vector<std::string>& args, const run_options& opt = {}) {
   // Everything the child needs is built before fork(): after it, only async-signal-safe calls.
-  std::vector<std::string> argv_s = {NUMART_CLI_PATH};
+  std::vector<std::string> argv_s = {path};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
@@ -77,5 +78,11 @@ inline result run_numart(const std::vector<std::string>& args, const run_options
   r.err = err_file.contents();
   return r;
 }
+
+#ifdef NUMART_CLI_PATH
+inline result run_numart(const std::vector<std::string>& args, const run_options& opt = {}) {
+  return run_tool(NUMART_CLI_PATH, args, opt);
+}
+#endif
 
 }  // namespace cli_test
