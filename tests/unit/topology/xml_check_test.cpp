@@ -26,9 +26,10 @@ TEST(xml_check, accepts_well_formed_hwloc_documents) {
   EXPECT_EQ(check(doc(" version=\"2.0\"", kMachine)).verdict, xml_verdict::ok);
   EXPECT_EQ(check(doc("", kMachine)).verdict, xml_verdict::ok);  // hwloc 1.x: no version
   EXPECT_EQ(check(doc(" version='1.0'", "<!-- a comment with <object> inside -->\n" + kMachine)).verdict, xml_verdict::ok);
-  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0xf...f\" complete_cpuset=\"0xf...f,0x00000001\"/>")).verdict,
+  // Bitmap syntax: an infinite prefix, empty words (each set inside its complete set).
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0xf...f,0x00000001\" complete_cpuset=\"0xf...f\"/>")).verdict,
             xml_verdict::ok);
-  EXPECT_EQ(check(doc("", "<object type=\"PU\" os_index=\"0\" cpuset=\"0x00ff00ff,,0x0\" complete_cpuset=\"0xff,,\"/>")).verdict, xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"PU\" os_index=\"0\" cpuset=\"0xff,,\" complete_cpuset=\"0x00ff00ff,,0x0\"/>")).verdict, xml_verdict::ok);
 }
 
 TEST(xml_check, empty) {
@@ -166,7 +167,19 @@ TEST(xml_check, objects_hwloc_would_crash_on_or_misread) {
   const xml_check_result outside = check(doc("", "<object type=\"Machine\" cpuset=\"0x2f\" complete_cpuset=\"0x5f\" allowed_cpuset=\"0xf0\"/>"));
   EXPECT_EQ(outside.verdict, xml_verdict::inconsistent);
   EXPECT_EQ(outside.detail,
-            "line 4: <object> allowed_cpuset=\"0xf0\" keeps only PUs of cpuset=\"0x2f\" outside complete_cpuset=\"0x5f\"");
+            "line 4: <object> cpuset=\"0x2f\" has PUs outside complete_cpuset=\"0x5f\"");
+  // cpuset 0x2f sharing no PU with complete 0x0 or 0x10, with a nodeset: hwloc 2.9 died with
+  // SIGSEGV (tests/fuzz/regressions/topology_xml/cpuset_disjoint_from_complete_cpuset_crashed_hwloc.xml).
+  for (const char* complete : {"0x0", "0x10", "0x1"}) {
+    const std::string body = std::string("<object type=\"Machine\" cpuset=\"0x2f\" complete_cpuset=\"") + complete +
+                             "\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>";
+    const xml_check_result r = check(doc("", body));
+    EXPECT_EQ(r.verdict, xml_verdict::inconsistent) << complete;
+    EXPECT_EQ(r.detail, "line 4: <object> cpuset=\"0x2f\" has PUs outside complete_cpuset=\"" + std::string(complete) + "\"");
+  }
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0x2f\" complete_cpuset=\"0xf...f\"/>")).verdict, xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0xf...f\" complete_cpuset=\"0xff\"/>")).verdict,
+            xml_verdict::inconsistent);
   EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0x2f\" complete_cpuset=\"0xff\" allowed_cpuset=\"0xf0\"/>")).verdict,
             xml_verdict::ok);
   for (const char* bad : {"zz", "0xx1", "0x123456789", "0x1 ", "0xf...f0x1", "-1"}) {
