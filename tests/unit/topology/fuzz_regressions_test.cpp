@@ -154,7 +154,7 @@ TEST(fuzz_regressions, a_core_holds_its_pu_objects_not_its_cpuset) {
 // every object hwloc reads as a PU or a NUMA node, however the type is spelled.
 TEST(fuzz_regressions, pu_and_numa_objects_need_a_small_os_index) {
   const auto verdict_of = [](const std::string& object) {
-    return check_hwloc_xml("<topology version=\"2.0\">\n  " + object + "\n</topology>\n", 2);
+    return check_hwloc_xml("<topology version=\"2.0\"><object type=\"Machine\">\n  " + object + "\n</object></topology>\n", 2);
   };
   const xml_check_result missing = verdict_of("<object type=\"PU\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>");
   EXPECT_EQ(missing.verdict, xml_verdict::inconsistent);

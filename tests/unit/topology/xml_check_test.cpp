@@ -29,7 +29,21 @@ TEST(xml_check, accepts_well_formed_hwloc_documents) {
   // Bitmap syntax: an infinite prefix, empty words (each set inside its complete set).
   EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0xf...f,0x00000001\" complete_cpuset=\"0xf...f\"/>")).verdict,
             xml_verdict::ok);
-  EXPECT_EQ(check(doc("", "<object type=\"PU\" os_index=\"0\" cpuset=\"0xff,,\" complete_cpuset=\"0x00ff00ff,,0x0\"/>")).verdict, xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" os_index=\"0\" cpuset=\"0xff,,\" complete_cpuset=\"0x00ff00ff,,0x0\"/>")).verdict,
+            xml_verdict::ok);
+}
+
+// The top object is the machine: a PU there made hwloc 2.9 abort (an assertion in
+// hwloc__find_insert_memory_parent).
+TEST(xml_check, the_top_object_is_the_machine) {
+  const std::string pu = "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"";
+  const xml_check_result top_pu = check(doc("", pu + "/>"));
+  EXPECT_EQ(top_pu.verdict, xml_verdict::inconsistent);
+  EXPECT_EQ(top_pu.detail, "line 4: the top <object> is a PU, not the Machine");
+  EXPECT_EQ(check(doc("", "<object type=\"Machine\" cpuset=\"0x1\" complete_cpuset=\"0x1\">" + pu + "/></object>")).verdict,
+            xml_verdict::ok);
+  EXPECT_EQ(check(doc("", "<object type=\"System\" cpuset=\"0x1\" complete_cpuset=\"0x1\">" + pu + "/></object>")).verdict,
+            xml_verdict::ok);
 }
 
 TEST(xml_check, empty) {
@@ -89,7 +103,7 @@ TEST(xml_check, malformed_documents) {
 // Below the root, attributes as hwloc 2.9's own importer reads them (it stops at anything else
 // and loads the object with the attributes read so far: a review's find, SIGSEGV in hwloc).
 TEST(xml_check, attributes_below_the_root_are_written_as_hwloc_reads_them) {
-  const std::string pu = "<object type=\"PU\" os_index=\"0\" ";
+  const std::string pu = "<object type=\"Machine\" os_index=\"0\" ";
   const auto detail = [&](const std::string& attrs) { return check(doc(" version=\"2.0\"", pu + attrs + "/>\n")).detail; };
   const std::string sets = "cpuset=\"0x1\" complete_cpuset=\"0x1\"";
   EXPECT_EQ(check(doc(" version=\"2.0\"", pu + sets + " name=\"a&amp;b&lt;&gt;&quot;&#10;&#13;&#9;\"/>\n")).verdict, xml_verdict::ok);
