@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sync/clock.hpp"
 #include "sync/futex.hpp"
 
 namespace rt::numa {
@@ -64,6 +65,15 @@ void balancer::remove_group(const void* key) {
   std::erase_if(groups_, [key](const std::unique_ptr<group_entry>& e) { return e->key == key; });
 }
 
+void balancer::note_region(const void* key) {
+  {
+    sync::shared_guard lk(groups_lock_);
+    const auto it = by_key_.find(key);
+    if (it == by_key_.end() || it->second->has_region.exchange(true, sync::native::relaxed)) return;
+  }
+  sync::native_futex::wake_all(stop_);
+}
+
 void balancer::start() {
   if (thread_.joinable()) return;
   stop_.store(0, sync::native::release);
@@ -79,7 +89,10 @@ void balancer::stop() noexcept {
 
 void balancer::run() {
   const auto ms_to_ns = [](std::int64_t ms) { return static_cast<std::uint64_t>(ms) * 1000000u; };
-  if (settings_.t.numa_scan_delay_ms > 0) sync::native_futex::wait_for(stop_, 0, ms_to_ns(settings_.t.numa_scan_delay_ms));
+  // The delay is waited out whole: note_region()'s wake-ups end only the periods after it.
+  const std::uint64_t delay_end = sync::now_ns() + ms_to_ns(settings_.t.numa_scan_delay_ms);
+  for (std::uint64_t now = sync::now_ns(); now < delay_end && stop_.load(sync::native::acquire) == 0; now = sync::now_ns())
+    sync::native_futex::wait_for(stop_, 0, delay_end - now);
   while (stop_.load(sync::native::acquire) == 0) {
     pass();
     sync::native_futex::wait_for(stop_, 0, ms_to_ns(period_ms_.load(sync::native::relaxed)));
@@ -160,6 +173,11 @@ bool balancer::pass() {
     }
     // I-BAL-3: a group's load is its share of the period's samples of the load running now.
     in.load = all_samples == 0 ? 0 : total_load * samples / all_samples;
+    // I-NUMA-15: the group's period starts at the minimum with its (or a member's) first region.
+    bool has_region = t->has_region.load(sync::native::relaxed);
+    for (const group_entry* m : members[t->key]) has_region = has_region || m->has_region.load(sync::native::relaxed);
+    if (t->scan_period_ms == 0 && has_region) t->scan_period_ms = settings_.t.numa_scan_period_min_ms;
+    in.scan_period_ms = t->scan_period_ms;
     inputs.push_back(in);
   }
   policy::numa_pass_input pin;
@@ -175,6 +193,8 @@ bool balancer::pass() {
     const policy::numa_group_decision& d = res.groups[i];
     t->preferred = d.preferred >= 0 ? d.best : t->preferred;
     t->active = d.active;
+    t->scan_period_ms = d.scan_period_ms;
+    t->totals.scan_period_ms.store(d.scan_period_ms, sync::native::relaxed);
     if (d.preferred >= 0) {
       if (host_.apply(t->key, d.preferred, decision_score(*t, d.preferred), &d.active)) {
         ++moved;

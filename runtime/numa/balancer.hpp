@@ -78,6 +78,11 @@ class balancer {
   // exclusively; the balancer's period takes it with a try-lock and skips when contended.
   void add_group(const void* key, const void* parent_key);
   void remove_group(const void* key);
+  // `key` registered a region (any thread; waits for a writer of the table, like a stats
+  // snapshot). At a group's first, the next pass starts its scan period (its parent's, for a
+  // member) at numa_scan_period_min_ms (I-NUMA-15), and that pass runs now rather than at the
+  // end of a period that may have grown to numa_scan_period_max_ms.
+  void note_region(const void* key);
 
   // Starts the thread (NUMA_BALANCING on) / stops and joins it. Idempotent.
   void start();
@@ -94,6 +99,7 @@ class balancer {
     std::uint64_t local_samples = 0;   // of which the page was on the accessing worker's node
     std::uint64_t moves = 0;           // times the balancer changed its preferred node
     std::uint64_t pages_migrated = 0;  // its pages moved toward their users
+    std::int64_t scan_period_ms = 0;   // its scan period (I-NUMA-15); 0: none (a member: its parent's)
   };
   // Calls f(key, parent_key, counters) for every group, holding the table shared (it waits for
   // a writer: a stats snapshot is not the balancer's period).
@@ -115,17 +121,23 @@ class balancer {
     policy::numa_locality_counts counts; // this period's locality
     int node = -1;                       // the node last applied
     int preferred = -1;                  // the preferred node of the last pass (the pull)
+    std::int64_t scan_period_ms = 0;     // a top-level group's own period (I-NUMA-15); 0: none
+    // Set by note_region() (any thread, the table held shared), read by the pass (the table
+    // held shared): relaxed, a hint; a pass that misses it starts the period one pass later.
+    sync::native::atomic<bool> has_region{false};
     core::cpumask active;                // its (a member: its parent's) active nodes, last pass
     // Written by the balancer thread during its period (which holds the table shared, like a
     // stats snapshot), read by snapshots: relaxed atomics, figures with no ordering.
     struct live_counters {
       sync::native::atomic<std::uint64_t> samples{0}, local_samples{0}, moves{0}, pages_migrated{0};
+      sync::native::atomic<std::int64_t> scan_period_ms{0};
       static void bump(sync::native::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
         c.store(c.load(sync::native::relaxed) + n, sync::native::relaxed);  // one writer
       }
       group_counters read() const noexcept {
         return {samples.load(sync::native::relaxed), local_samples.load(sync::native::relaxed),
-                moves.load(sync::native::relaxed), pages_migrated.load(sync::native::relaxed)};
+                moves.load(sync::native::relaxed), pages_migrated.load(sync::native::relaxed),
+                scan_period_ms.load(sync::native::relaxed)};
       }
     } totals;
   };
@@ -154,7 +166,8 @@ class balancer {
   // Written by the balancer thread (relaxed), read by stats: a figure, no ordering.
   sync::native::atomic<std::int64_t> period_ms_;
   // Futex word: 1 asks the thread to stop. Written by stop() (release), read by the thread
-  // (acquire) between periods; the futex wait returns early when it changes.
+  // (acquire) between periods; the futex wait returns early when it changes, and when
+  // note_region() wakes it (still 0) to run the next pass at once.
   sync::native::atomic<std::uint32_t> stop_{0};
   std::thread thread_;
 };

@@ -649,6 +649,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   std::vector<std::uint64_t> scores;
   std::vector<std::uint64_t> member_scores;
   numa_locality_counts counts;
+  std::int64_t shortest = 0;  // the shortest of the groups' next periods, 0 while none has one
   std::vector<std::uint64_t> member_load(n_nodes, 0);  // every member where it is now
   for (const numa_group_input& g : in.groups)
     for (const numa_member_input& m : g.members)
@@ -736,10 +737,15 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
         res.member_nodes.push_back(place_member(sc, m, candidates, d.preferred, member_load, member_scores, member_fits));
       }
     }
+    // I-NUMA-15: the kernel keeps a scan period per task, from that task's own faults.
+    if (g.scan_period_ms > 0) {
+      d.scan_period_ms = numa_next_scan_period(g.scan_period_ms, g.period, s);
+      shortest = shortest == 0 ? d.scan_period_ms : std::min(shortest, d.scan_period_ms);
+    }
     res.groups.push_back(std::move(d));
   }
   if (s.f.NUMA_SWAP) res.member_swaps = swaps.run(sc, res.member_nodes, s);
-  res.scan_period_ms = numa_next_scan_period(in.scan_period_ms, counts, s);
+  res.scan_period_ms = shortest > 0 ? shortest : numa_next_scan_period(in.scan_period_ms, counts, s);
   return res;
 }
 

@@ -250,6 +250,9 @@ struct numa_group_input {
   int preferred = -1;                         // its preferred node from the last pass (the pull)
   std::uint64_t load = 0;                     // its work, kCapacityScale per busy worker
   numa_locality_counts period;                // this period's counts
+  // Its own scan period (I-NUMA-15), 0 while it has none: a group's period starts at
+  // numa_scan_period_min_ms when it or a member registers its first region.
+  std::int64_t scan_period_ms = 0;
 };
 
 struct numa_pass_input {
@@ -274,6 +277,7 @@ struct numa_group_decision {
   numa_placement placement = numa_placement::no_samples;
   core::cpumask active;             // its active nodes
   std::size_t members_begin = 0;    // its members' nodes: member_nodes[members_begin ..]
+  std::int64_t scan_period_ms = 0;  // its next period (I-NUMA-15); 0: it has none
 };
 
 struct numa_pass_result {
@@ -281,7 +285,9 @@ struct numa_pass_result {
   std::vector<int> member_nodes;             // every member's preferred node, groups in order
   std::size_t member_swaps = 0;              // pairs of members that traded nodes (I-NUMA-14)
   std::vector<std::uint64_t> node_load;      // node_load after the pass's moves
-  std::int64_t scan_period_ms = 0;           // the next period, from the summed counts
+  // The balancer's next period (I-NUMA-15): the shortest of the groups' next periods; when no
+  // group has a period, numa_next_scan_period of the current one with the summed counts.
+  std::int64_t scan_period_ms = 0;
 };
 
 // Groups are decided in input order, each seeing the loads left by the moves before it.

@@ -1514,6 +1514,11 @@ void scheduler::note_group(const group_state* g) {
   balancer_->add_group(g, g->parent);
 }
 
+void scheduler::add_region(const group_state* g, void* p, std::size_t bytes) {
+  regions_.add(g, p, bytes, memory::node_arenas::node_of(p));
+  if (!orphaned()) balancer_->note_region(g);
+}
+
 void scheduler::forget_group(const group_state* g) {
   if (!orphaned()) balancer_->remove_group(g);
   regions_.remove_all(g);
@@ -1656,6 +1661,7 @@ rt::stats scheduler::snapshot() const {
     row.local_samples = c.local_samples;
     row.moves = c.moves;
     row.pages_migrated = c.pages_migrated;
+    row.scan_period_ms = c.scan_period_ms;
     s.groups.push_back(std::move(row));
   });
   s.tunables = tun::describe(settings_);

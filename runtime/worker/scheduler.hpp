@@ -181,6 +181,9 @@ class scheduler {
   // table; its regions are unregistered, restoring access). Any thread.
   void note_group(const group_state* g);
   void forget_group(const group_state* g);
+  // Registers [p, p + bytes) as g's region and tells the balancer, whose pass starts the
+  // group's scan period at its first region (I-NUMA-15). Any thread.
+  void add_region(const group_state* g, void* p, std::size_t bytes);
 
   // Node memory and regions (include/rt/numa.hpp).
   const memory::node_arenas& arenas() const { return *arenas_; }

@@ -109,6 +109,8 @@ void learns_the_data_node(const std::string& tune, bool explicit_samples) {
   EXPECT_LE(st.groups[0].local_samples, st.groups[0].samples);
   EXPECT_GE(st.groups[0].moves, 1u);
   EXPECT_EQ(st.groups[0].pages_migrated, 0u);  // NO_PAGE_MIGRATION
+  EXPECT_GE(st.groups[0].scan_period_ms, 5);   // its own period, within opteron()'s [5, 20] ms
+  EXPECT_LE(st.groups[0].scan_period_ms, 20);
   EXPECT_GE(st.node_memory_bytes.at(5), bytes);
   rt::unregister_region(g, data);
   rt::numa_free(data);
@@ -256,6 +258,46 @@ TEST(NumaBalancer, ADyingGroupGivesItsPagesBack) {
     EXPECT_TRUE(eventually([&] { return total(r, "numa_pages_protected") > 0; }));
   }
   for (std::size_t i = 0; i < bytes; i += 4096) data[i] = 1;  // from the main thread: no context
+  rt::numa_free(data);
+}
+
+// I-NUMA-15: a group's first region starts its scan period and runs a pass at once, though the
+// balancer's period is 600 s; a later region of the same group wakes nothing.
+TEST(NumaBalancer, AGroupsFirstRegionStartsItsScanPeriodAtOnce) {
+  rt::config c = opteron();
+  c.tune = "numa_scan_delay_ms=0,numa_scan_period_min_ms=600000,numa_scan_period_max_ms=600000";
+  rt::runtime r{c};
+  ASSERT_TRUE(eventually([&] { return total(r, "numa_passes") == 1; }));  // the first, at start
+  rt::group g{r, "late"};
+  const std::size_t bytes = 64u << 10;
+  auto* a = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{2}));
+  auto* b = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{2}));
+  ASSERT_EQ(r.stats().groups.at(0).scan_period_ms, 0);  // no region: no period
+  rt::register_region(g, a, bytes);
+  EXPECT_TRUE(eventually([&] { return r.stats().groups.at(0).scan_period_ms == 600000; }))
+      << total(r, "numa_passes") << " passes";
+  EXPECT_EQ(total(r, "numa_passes"), 2u);
+  rt::register_region(g, b, bytes);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(total(r, "numa_passes"), 2u) << "a second region of the group ran a pass";
+  rt::unregister_region(g, b);
+  rt::unregister_region(g, a);
+  rt::numa_free(b);
+  rt::numa_free(a);
+}
+
+// The scan delay is waited out whole: a region registered during it runs no pass early.
+TEST(NumaBalancer, ARegionDuringTheScanDelayRunsNoPass) {
+  rt::config c = opteron();
+  c.tune = "numa_scan_delay_ms=600000";
+  rt::runtime r{c};
+  rt::group g{r, "early"};
+  const std::size_t bytes = 64u << 10;
+  auto* data = static_cast<unsigned char*>(r.numa_alloc(bytes, rt::node_id{1}));
+  rt::register_region(g, data, bytes);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(total(r, "numa_passes"), 0u);
+  rt::unregister_region(g, data);
   rt::numa_free(data);
 }
 

@@ -394,6 +394,60 @@ TEST(NumaCapacity, PassTable) {
   EXPECT_EQ(r.scan_period_ms, 80);
 }
 
+// I-NUMA-15 through balance_pass (defaults: min 50, max 3000, 10 slots, threshold 7): every
+// group with a period gets its next one from its own counts (numa_next_scan_period), a group
+// without one gets none, and the pass's period is the shortest of them; the counts summed over
+// all groups decide only when no group has a period (the previous table's 80).
+TEST(NumaScanPeriod, PerGroupPassTable) {
+  const numa_scorer sc(machine("32em64t-2n8c2t-pci-noio"));
+  const tun::settings s;
+  const u64v load{0, 0};
+  struct row {
+    const char* name;
+    std::vector<std::pair<std::int64_t, numa_locality_counts>> groups;  // (its period, its counts)
+    std::int64_t runtime_ms;                                               // the pass's current period
+    std::vector<std::int64_t> next;                                        // per group
+    std::int64_t pass_next;
+  };
+  const std::vector<row> rows = {
+      {"a new group beside a settled one: the new group's pace",
+       {{3000, {10, 0, 0, 0}}, {50, {}}},
+       3000,
+       {3000, 100},
+       100},
+      {"a group without a period takes no part, though its counts are all remote",
+       {{0, {0, 10, 0, 0}}, {1600, {}}},
+       1600,
+       {0, 3000},
+       3000},
+      {"remote faults shorten one group's period; the others keep theirs",
+       {{200, {1, 9, 0, 0}}, {400, {9, 1, 0, 0}}, {100, {}}},
+       100,
+       {80, 480, 200},
+       80},
+      {"no group has a period: the summed counts, as before I-NUMA-15",
+       {{0, {10, 0, 0, 0}}, {0, {0, 10, 0, 0}}},
+       100,
+       {0, 0},
+       80},
+      {"no groups: the period doubles", {}, 1600, {}, 3000},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.name);
+    std::vector<numa_group_input> g;
+    for (const auto& [period, counts] : r.groups) {
+      numa_group_input in;
+      in.period = counts;
+      in.scan_period_ms = period;
+      g.push_back(in);
+    }
+    const numa_pass_result res = balance_pass(sc, {g, load, r.runtime_ms}, s);
+    ASSERT_EQ(res.groups.size(), r.next.size());
+    for (std::size_t i = 0; i < r.next.size(); ++i) EXPECT_EQ(res.groups[i].scan_period_ms, r.next[i]) << "group " << i;
+    EXPECT_EQ(res.scan_period_ms, r.pass_next);
+  }
+}
+
 // I-NUMA-8 as written: the nodes after the best in ahead() order, sorted, walked until the
 // current home or the first that fits. The pass finds the same node in one scan (the maximum
 // under that strict total order of the nodes that are the home or fit); this reference checks
