@@ -651,9 +651,13 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
   numa_locality_counts counts;
   std::int64_t shortest = 0;  // the shortest of the groups' next periods, 0 while none has one
   std::vector<std::uint64_t> member_load(n_nodes, 0);  // every member where it is now
+  // A member's entry in member_load: its current node's, null when it has none.
+  const auto load_here = [&](const numa_member_input& m) -> std::uint64_t* {
+    return m.node >= 0 && static_cast<std::size_t>(m.node) < n_nodes ? &member_load[static_cast<std::size_t>(m.node)] : nullptr;
+  };
   for (const numa_group_input& g : in.groups)
     for (const numa_member_input& m : g.members)
-      if (m.node >= 0 && static_cast<std::size_t>(m.node) < n_nodes) member_load[static_cast<std::size_t>(m.node)] += m.load;
+      if (std::uint64_t* here = load_here(m)) *here += m.load;
   const numa_faults none(sc.node_count());
   member_swaps swaps(n_nodes, s.f.NUMA_SWAP ? groups_with_members : 0, s.f.NUMA_SWAP ? members : 0);
 
@@ -733,7 +737,7 @@ numa_pass_result balance_pass(const numa_scorer& sc, const numa_pass_input& in, 
       const core::cpumask candidates = numa_member_candidates(sc, d.active, d.preferred);
       const auto member_fits = [&](int n, std::uint64_t load, std::uint64_t adds) { return room.fits(sc, n, load, adds); };
       for (const numa_member_input& m : g.members) {
-        if (m.node >= 0 && static_cast<std::size_t>(m.node) < n_nodes) member_load[static_cast<std::size_t>(m.node)] -= m.load;
+        if (std::uint64_t* here = load_here(m)) *here -= m.load;
         res.member_nodes.push_back(place_member(sc, m, candidates, d.preferred, member_load, member_scores, member_fits));
       }
     }

@@ -28,10 +28,10 @@ class asym_fence {
   // The rare side: a full barrier on this thread (a seq_cst fence), then one on every running
   // thread of the process by a membarrier that began after that fence and has returned. Calls
   // that overlap share one (I-PARK-11): the kernel serialises membarrier callers on one mutex
-  // (perf on this machine: membarrier_private_expedited spinning on it),
-  // so each waits for the one in flight anyway; a caller that finds one begun after its fence
-  // and returned issues none. True when this call issued the membarrier, false when it shared
-  // another caller's. Precondition: available() returned true.
+  // (perf on this machine: membarrier_private_expedited spinning on it), so each waits for the
+  // one in flight anyway; a caller that finds one begun after its fence and returned issues
+  // none. True when this call issued the membarrier, false when it shared another caller's.
+  // Precondition: available() returned true.
   static bool heavy() noexcept;
 };
 
