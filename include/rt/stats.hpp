@@ -39,9 +39,10 @@ struct stats {
     std::uint64_t local_samples = 0;    // of which on the accessing worker's node
     std::uint64_t moves = 0;            // preferred-node changes by the balancer
     std::uint64_t pages_migrated = 0;
-    // Its NUMA scan period (ms): it starts at numa_scan_period_min_ms with the group's (or a
-    // member's) first registered region and adapts to its own locality; the balancer runs at
-    // the shortest of them. 0: no region yet; a member shows 0 (its parent's period is its own).
+    // Its NUMA scan period (ms) as the last pass left it: started at numa_scan_period_min_ms by
+    // the group's (or a member's) first registered region, adapted at once by that pass and by
+    // every pass after from the group's own locality (2 x the minimum while it has no samples);
+    // the balancer runs at the shortest of them. 0: no region yet. A member shows its parent's.
     std::int64_t scan_period_ms = 0;
   };
   std::vector<group_row> groups;

@@ -65,13 +65,23 @@ void balancer::remove_group(const void* key) {
   std::erase_if(groups_, [key](const std::unique_ptr<group_entry>& e) { return e->key == key; });
 }
 
+// I-BAL-7: the flag of the group's top-level entry (its parent's, for a member whose parent
+// lives) is exchanged, so one registration per top-level group kicks the thread. The member's
+// own flag is set too, for the day its parent dies and it is scored alone.
 void balancer::note_region(const void* key) {
   {
     sync::shared_guard lk(groups_lock_);
     const auto it = by_key_.find(key);
-    if (it == by_key_.end() || it->second->has_region.exchange(true, sync::native::relaxed)) return;
+    if (it == by_key_.end()) return;
+    group_entry* top = it->second;
+    if (const auto p = top->parent_key != nullptr ? by_key_.find(top->parent_key) : by_key_.end(); p != by_key_.end()) {
+      top->has_region.store(true, sync::native::relaxed);
+      top = p->second;
+    }
+    if (top->has_region.exchange(true, sync::native::relaxed)) return;
   }
-  sync::native_futex::wake_all(stop_);
+  wake_.fetch_add(1, sync::native::release);
+  sync::native_futex::wake_all(wake_);
 }
 
 void balancer::start() {
@@ -83,19 +93,42 @@ void balancer::start() {
 void balancer::stop() noexcept {
   if (!thread_.joinable()) return;
   stop_.store(1, sync::native::release);
-  sync::native_futex::wake_all(stop_);
+  wake_.fetch_add(1, sync::native::release);  // after stop_: a waiter that read the old value sleeps on it
+  sync::native_futex::wake_all(wake_);
   thread_.join();
 }
 
+// I-BAL-7. Every wait reads wake_ before it tests stop_ and then waits for wake_ to change from
+// the value read, so neither a stop nor a kick that lands in between is slept through.
 void balancer::run() {
   const auto ms_to_ns = [](std::int64_t ms) { return static_cast<std::uint64_t>(ms) * 1000000u; };
-  // The delay is waited out whole: note_region()'s wake-ups end only the periods after it.
+  const auto stopping = [this] { return stop_.load(sync::native::acquire) != 0; };
+  // The scan delay is waited out whole: kicks end only the periods after it.
   const std::uint64_t delay_end = sync::now_ns() + ms_to_ns(settings_.t.numa_scan_delay_ms);
-  for (std::uint64_t now = sync::now_ns(); now < delay_end && stop_.load(sync::native::acquire) == 0; now = sync::now_ns())
-    sync::native_futex::wait_for(stop_, 0, delay_end - now);
-  while (stop_.load(sync::native::acquire) == 0) {
-    pass();
-    sync::native_futex::wait_for(stop_, 0, ms_to_ns(period_ms_.load(sync::native::relaxed)));
+  for (std::uint64_t now = sync::now_ns(); now < delay_end; now = sync::now_ns()) {
+    const std::uint32_t v = wake_.load(sync::native::acquire);
+    if (stopping()) return;
+    sync::native_futex::wait_for(wake_, v, delay_end - now);
+  }
+  const std::uint64_t min_gap = ms_to_ns(settings_.t.numa_scan_period_min_ms);
+  std::uint32_t served = wake_.load(sync::native::acquire);  // kicks the last pass that ran has seen
+  std::uint64_t kicked = 0;                                   // when a kick last ended a period
+  while (!stopping()) {
+    const std::uint32_t seen = wake_.load(sync::native::acquire);
+    const std::uint64_t began = sync::now_ns();
+    if (pass()) served = seen;  // a skipped pass (I-BAL-1) leaves its kicks pending
+    const std::uint64_t end = began + ms_to_ns(period_ms_.load(sync::native::relaxed));
+    for (std::uint64_t now = sync::now_ns(); now < end; now = sync::now_ns()) {
+      const std::uint32_t v = wake_.load(sync::native::acquire);
+      if (stopping()) return;
+      // A pending kick ends the period, at most once every numa_scan_period_min_ms.
+      const std::uint64_t allowed = kicked == 0 ? now : kicked + min_gap;
+      if (v != served && now >= allowed) {
+        kicked = now;
+        break;
+      }
+      sync::native_futex::wait_for(wake_, v, (v != served ? std::min(allowed, end) : end) - now);
+    }
   }
 }
 
@@ -173,10 +206,10 @@ bool balancer::pass() {
     }
     // I-BAL-3: a group's load is its share of the period's samples of the load running now.
     in.load = all_samples == 0 ? 0 : total_load * samples / all_samples;
-    // I-NUMA-15: the group's period starts at the minimum with its (or a member's) first region.
-    bool has_region = t->has_region.load(sync::native::relaxed);
-    for (const group_entry* m : members[t->key]) has_region = has_region || m->has_region.load(sync::native::relaxed);
-    if (t->scan_period_ms == 0 && has_region) t->scan_period_ms = settings_.t.numa_scan_period_min_ms;
+    // I-NUMA-15: the group's period starts at the minimum with its (or a member's) first region
+    // (note_region() marks the top-level entry).
+    if (t->scan_period_ms == 0 && t->has_region.load(sync::native::relaxed))
+      t->scan_period_ms = settings_.t.numa_scan_period_min_ms;
     in.scan_period_ms = t->scan_period_ms;
     inputs.push_back(in);
   }
@@ -206,6 +239,7 @@ bool balancer::pass() {
     for (std::size_t k = 0; k < ms.size(); ++k) {
       const int node = res.member_nodes[d.members_begin + k];
       ms[k]->active = d.active;
+      ms[k]->totals.scan_period_ms.store(d.scan_period_ms, sync::native::relaxed);  // its parent's
       if (node < 0) continue;
       if (host_.apply(ms[k]->key, node, decision_score(*ms[k], node), nullptr)) {
         ++moved;

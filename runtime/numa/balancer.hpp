@@ -79,9 +79,10 @@ class balancer {
   void add_group(const void* key, const void* parent_key);
   void remove_group(const void* key);
   // `key` registered a region (any thread; waits for a writer of the table, like a stats
-  // snapshot). At a group's first, the next pass starts its scan period (its parent's, for a
-  // member) at numa_scan_period_min_ms (I-NUMA-15), and that pass runs now rather than at the
-  // end of a period that may have grown to numa_scan_period_max_ms.
+  // snapshot). At the first region of a top-level group or of any of its members, the next
+  // pass starts the group's scan period at numa_scan_period_min_ms (I-NUMA-15), and that pass
+  // runs now (at most one so brought forward every numa_scan_period_min_ms) rather than at the
+  // end of a period that may have grown to numa_scan_period_max_ms (I-BAL-7).
   void note_region(const void* key);
 
   // Starts the thread (NUMA_BALANCING on) / stops and joins it. Idempotent.
@@ -122,8 +123,9 @@ class balancer {
     int node = -1;                       // the node last applied
     int preferred = -1;                  // the preferred node of the last pass (the pull)
     std::int64_t scan_period_ms = 0;     // a top-level group's own period (I-NUMA-15); 0: none
-    // Set by note_region() (any thread, the table held shared), read by the pass (the table
-    // held shared): relaxed, a hint; a pass that misses it starts the period one pass later.
+    // Set by note_region() (any thread, the table held shared) on the top-level entry and on a
+    // member's own, read by the pass (the table held shared): relaxed, a hint; a pass that
+    // misses it is followed by another at once (wake_ still differs, I-BAL-7).
     sync::native::atomic<bool> has_region{false};
     core::cpumask active;                // its (a member: its parent's) active nodes, last pass
     // Written by the balancer thread during its period (which holds the table shared, like a
@@ -165,10 +167,13 @@ class balancer {
   std::uint64_t dropped_seen_ = 0;
   // Written by the balancer thread (relaxed), read by stats: a figure, no ordering.
   sync::native::atomic<std::int64_t> period_ms_;
-  // Futex word: 1 asks the thread to stop. Written by stop() (release), read by the thread
-  // (acquire) between periods; the futex wait returns early when it changes, and when
-  // note_region() wakes it (still 0) to run the next pass at once.
+  // 1 asks the thread to stop. Written by stop() (release, before its increment of wake_),
+  // read by the thread (acquire) after each read of wake_.
   sync::native::atomic<std::uint32_t> stop_{0};
+  // The thread's futex word (I-BAL-7): incremented (release) by stop() and by a top-level
+  // group's first region (note_region()), then woken; the thread reads it (acquire) before it
+  // tests stop_ and before each pass, and waits for it to change from the value read.
+  sync::native::atomic<std::uint32_t> wake_{0};
   std::thread thread_;
 };
 

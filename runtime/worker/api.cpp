@@ -270,14 +270,14 @@ void stats::print(std::ostream& os) const {
   if (groups.empty()) return;
   os << "\n" << std::left << std::setw(24) << "group" << std::right << std::setw(6) << "pref" << std::setw(6) << "home"
      << std::setw(12) << "samples" << std::setw(8) << "local" << std::setw(7) << "moves" << std::setw(10) << "migrated"
-     << std::setw(10) << "period" << "  active nodes\n";
+     << std::setw(11) << "period ms" << "  active nodes\n";
   for (const group_row& g : groups) {
     std::string name = g.parent.empty() ? g.name : g.parent + "/" + g.name;
     if (name.size() > 23) name = name.substr(0, 22) + "~";
     os << std::left << std::setw(24) << name << std::right << std::setw(6) << g.preferred_node << std::setw(6)
        << g.home_node << std::setw(12) << g.samples << std::setw(7)
        << (g.samples == 0 ? 0 : 100 * g.local_samples / g.samples) << "%" << std::setw(7) << g.moves << std::setw(10)
-       << g.pages_migrated << std::setw(10) << g.scan_period_ms << "  ";
+       << g.pages_migrated << std::setw(11) << g.scan_period_ms << "  ";
     for (std::size_t i = 0; i < g.active_nodes.size(); ++i) os << (i ? "," : "") << g.active_nodes[i];
     os << "\n";
   }
