@@ -23,6 +23,9 @@ struct stats {
   // rule reads, docs/design/stealing.md I-STEAL-16). Live runtimes only: empty in stats read
   // back from a stats file.
   std::vector<std::uint32_t> worker_util;
+  // Each worker's avg_idle (ns): the EWMA of its idle stretches that SIS_PROP's scan depth
+  // reads (docs/design/wake-path.md), capped at twice migration_cost_ns. Live runtimes only.
+  std::vector<std::uint64_t> worker_avg_idle_ns;
   // Live bytes numa_alloc'd (and task frames) per logical node: each node's arena, shared by
   // every runtime of the process whose topology has that node.
   std::vector<std::uint64_t> node_memory_bytes;

@@ -595,8 +595,15 @@ void scheduler::park(worker& w) {
   // A cancelled park stamps the load signal again: the stamp above said "about to park", and
   // a worker that then ran a long task would decay as idle to every thief's eyes for as long
   // as it ran (I-STEAL-16 never saw its node overloaded).
-  const auto cancel = [&] {
-    resume_running(w, sync::now_ns());
+  // A park that slept (a backoff that timed out) or followed a haltpoll window was an idle
+  // stretch, and avg_idle takes it (I-PARK-10); one whose re-check found work at once was not
+  // (the kernel's newidle balance that pulled a task leaves avg_idle alone).
+  const auto cancel = [&](bool slept) {
+    const std::uint64_t now = sync::now_ns();
+    if (slept || idle_since != parked_at)
+      end_idle(w, idle_since, now);
+    else
+      resume_running(w, now);
     w.idle.store(false, atomics::relaxed);
     if (idle_.cancel_park(w.id) == sync::idle_set<atomics>::cancel_result::already_woken) {
       // I-PARK-5: a notifier took us off the list: honour its intent (as a searcher if it
@@ -610,7 +617,7 @@ void scheduler::park(worker& w) {
   const bool backoff = w.steal_refusals > 0;
   if (!w.mailbox.empty_estimate() || (!backoff && work_visible())) {
     w.counters.add(ctr::counter::park_cancels);
-    cancel();
+    cancel(false);
     return;
   }
   if (draining) {
@@ -639,7 +646,7 @@ void scheduler::park(worker& w) {
       w.counters.add(ctr::counter::backoff_wakeups);
       if (w.trace != nullptr) [[unlikely]]
         trace::unpark(*w.trace, trace::unpark_reason::timeout, -1);
-      cancel();  // I-PARK-8: timed out; a notifier that chose us meanwhile is honoured
+      cancel(true);  // I-PARK-8: timed out; a notifier that chose us meanwhile is honoured
       return;
     }
     if (terminated_.load(atomics::acquire) != 0) {
@@ -1324,12 +1331,14 @@ void scheduler::block_joiner(worker& w, const Done& done) {
       trace::park(*w.trace, trace::park_reason::join);
     // The block is idle time: the core runs nothing, as a CPU whose thread sleeps on a futex
     // (its load signal ages as idle and its estimate is 0 meanwhile, then est_at_park again:
-    // the block does not re-sample it). So was the join's poll window before it (I-PARK-10).
+    // the block does not re-sample it), and avg_idle takes it as a sample. So was the join's
+    // poll window before it (I-PARK-10).
     const std::uint64_t blocked_at = sync::now_ns();
-    stop_running(w, w.join_poll_since_ns != 0 ? w.join_poll_since_ns : blocked_at, blocked_at);
+    const std::uint64_t idle_since = w.join_poll_since_ns != 0 ? w.join_poll_since_ns : blocked_at;
+    stop_running(w, idle_since, blocked_at);
     w.parker.park();
     const std::uint64_t woke_at = sync::now_ns();
-    resume_running(w, woke_at);
+    end_idle(w, idle_since, woke_at);
     if (idle_poll_)  // haltpoll's adjust_poll_limit(), on the block's length
       w.poll_window_ns = policy::idle_poll_next(w.poll_window_ns, static_cast<std::int64_t>(woke_at - blocked_at), settings_);
     if (w.trace != nullptr) [[unlikely]]
@@ -1637,7 +1646,10 @@ rt::stats scheduler::snapshot() const {
     s.worker_node.push_back(w->node);
   }
   const std::uint64_t now_us = sync::now_ns() / 1000;
-  for (const auto& w : workers_) s.worker_util.push_back(seen_util(*w, now_us));
+  for (const auto& w : workers_) {
+    s.worker_util.push_back(seen_util(*w, now_us));
+    s.worker_avg_idle_ns.push_back(w->avg_idle_ns.load(atomics::relaxed));
+  }
   for (std::size_t c = 0; c < ctr::kCounterCount; ++c)
     s.outside.push_back(outside_counters_.read(static_cast<ctr::counter>(c)));
   for (int n = 0; n < topo_.node_count(); ++n) s.node_memory_bytes.push_back(arenas_->bytes(n));

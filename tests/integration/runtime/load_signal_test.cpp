@@ -1,6 +1,7 @@
 // A worker's load signal as the other workers see it (rt::stats::worker_util; the thieves'
 // overload rule, I-STEAL-16, reads the same value): a worker that runs a task is seen busy,
-// whatever way it came to run it. Real threads; sync/fault.hpp stretches the park protocol's
+// whatever way it came to run it; and its idle stretches feed avg_idle
+// (rt::stats::worker_avg_idle_ns). Real threads; sync/fault.hpp stretches the park protocol's
 // window between registration and re-check, so that the next spawn, right after the join of
 // the one before, lands in it and the worker cancels its park (park_cancels) instead of
 // sleeping. (Idle polling, which would find that spawn first, is off on virtual topologies.)
@@ -124,6 +125,49 @@ TEST(LoadSignal, AWorkerBlockedInAJoinIsSeenIdle) {
   ASSERT_GE(st.total("join_blocks"), 1u) << "the joiner never blocked";
   EXPECT_LT(util_of_node(st, joiner_node.load()), kBusyBar) << "the blocked joiner looked busy for 60 s";
   EXPECT_GE(util_of_node(st, child_node.load()), kBusyBar) << "the child's worker looked idle";
+}
+
+// The same block is an idle stretch for avg_idle too (I-PARK-10: SIS_PROP's scan depth reads
+// it): the joiner's worker takes the block as one sample when its child's end wakes it. While
+// it is blocked nothing else can sample it, so its avg_idle after the join differs from the one
+// read during the block unless the block (at least kHold) fed nothing. migration_cost_ns at its
+// maximum, 100 ms, raises the cap (twice that) above the block, so the sample moves the average.
+TEST(LoadSignal, AJoinBlockIsAnIdleSampleForAvgIdle) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  c.workers = 2;
+  c.tune = "migration_cost_ns=100000000";
+  rt::runtime r{c};
+  std::atomic<bool> child_started{false};
+  std::atomic<bool> joining{false};
+  std::atomic<bool> release{false};
+  std::atomic<int> joiner_worker{-1};
+  std::atomic<int> child_worker{-1};
+  auto joiner = r.spawn_on(rt::node_id{0}, [&] {
+    joiner_worker.store(rt::runtime::current_worker());
+    auto child = rt::spawn([&] {
+      child_worker.store(rt::runtime::current_worker());
+      child_started.store(true);
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
+    while (!child_started.load()) std::this_thread::yield();
+    joining.store(true);
+    child.join();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((!joining.load() || r.stats().total("join_blocks") == 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  std::this_thread::sleep_for(kHold);
+  const int w = joiner_worker.load();
+  ASSERT_GE(w, 0);
+  const std::uint64_t during = r.stats().worker_avg_idle_ns.at(static_cast<std::size_t>(w));
+  release.store(true);
+  joiner.join();
+  const std::uint64_t after = r.stats().worker_avg_idle_ns.at(static_cast<std::size_t>(w));
+  ASSERT_NE(w, child_worker.load()) << "the child ran on its joiner's worker: nothing blocked";
+  ASSERT_GE(r.stats().total("join_blocks"), 1u) << "the joiner never blocked";
+  EXPECT_NE(after, during) << "the join's block fed avg_idle nothing (" << during << " ns before and after)";
+  EXPECT_LE(after, std::uint64_t{200000000}) << "avg_idle above its cap, twice migration_cost_ns";
 }
 
 }  // namespace
