@@ -172,7 +172,9 @@ auto spawn(group& g, F&& f) {
 // Spawns `f` as the continuation of the running task, which returns right after: the wake
 // path places it the way the kernel places an exec'd task (find_idlest with the running task's
 // load discounted from its worker, UTIL_WITHOUT), so a chain of continuations stays on its
-// worker while that worker has room instead of hopping to whichever worker is idle. From a
+// worker while that worker has room instead of hopping to whichever worker is idle. One kept
+// on its worker waits for the running task to return and no other worker can take it
+// meanwhile (docs/design/wake-path.md I-WAKE-10): work done after this call delays it. From a
 // thread that is not a worker it is rt::spawn(f).
 template <class F>
 auto spawn_continuation(F&& f) {

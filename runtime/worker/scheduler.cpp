@@ -12,6 +12,7 @@
 #include <new>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "core/assert.hpp"
 #include "policy/idle_poll.hpp"
@@ -354,6 +355,7 @@ void scheduler::run_worker(worker& w) {
 }
 
 task* scheduler::find_local(worker& w) {
+  if (task* t = std::exchange(w.next, nullptr)) return t;  // I-WAKE-10
   if (task* t = w.mailbox.pop()) {
     w.counters.add(ctr::counter::mailbox_taken);
     return t;
@@ -569,6 +571,7 @@ bool scheduler::work_visible(const worker* except) const {
 }
 
 void scheduler::park(worker& w) {
+  RT_DEBUG_ASSERT(w.next == nullptr, "I-WAKE-10", "a worker parks with a continuation in its slot");
   const bool was_searching = w.searching;
   w.searching = false;
   // The busy stretch ends here: age the load signal, sample util_est, and show the worker idle
@@ -936,10 +939,16 @@ void scheduler::place(worker* w, task* t) noexcept {
       trace_->outside_spawn(spawn_ts, trace_id(t), trace_id(group), r.home, d.target, path);
   }
   if (handed) return;
-  if (w != nullptr && !d.cross_node)
-    push_local(*w, t);
-  else
+  if (w != nullptr && !d.cross_node) {
+    // I-WAKE-10: a continuation kept here waits in the slot for its spawner to return; the
+    // slot holds one, so a second continuation from the same task goes to the deque.
+    if (r.exec && w->next == nullptr)
+      w->next = t;
+    else
+      push_local(*w, t);
+  } else {
     push_node(layout_.node_of(d.target), t, w);
+  }
 }
 
 // I-WAKE-9: the worker bound to the core this outside thread runs on, -1 when none is. The
@@ -1269,6 +1278,13 @@ void scheduler::release(task* t, bool joined) noexcept {
 // restores the deque exactly (pop took the bottom slot, push refills it).
 bool scheduler::help_once(worker& w) {
   const bool deep = static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor;
+  if (task* cont = std::exchange(w.next, nullptr)) {  // I-WAKE-10
+    if (!deep || cont->depth >= w.depth) {
+      execute(&w, cont);
+      return true;
+    }
+    push_local(w, cont);  // too deep to run it here: to the deque, where others may take it
+  }
   if (task* own = w.dq.pop()) {
     if (!deep || own->depth >= w.depth) {
       execute(&w, own);
@@ -1323,6 +1339,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
   w.remote_frees.flush();  // I-POOL-2: no frame of another pool is held while this blocks
   w.group_refs.flush();    // I-GROUP-2: nor a group reference
+  RT_DEBUG_ASSERT(w.next == nullptr, "I-WAKE-10", "a joiner blocks with a continuation in its slot");
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence(w);  // I-PARK-2

@@ -145,6 +145,34 @@ TEST(WakePath, ContinuationSpawnsRunToTheEnd) {
   EXPECT_EQ(r.stats().total("tasks_run"), 1000u);
 }
 
+// I-WAKE-10: a continuation the wake path keeps on its worker waits in the worker's slot, not
+// on its deque, so no thief can take it between the spawn and its spawner's return, and the
+// push wakes nobody to try. Before the slot, every continuation pushed while the other worker
+// was parked woke it, and it stole the step (numart_bench_wake's execl: 0.016-0.03 migrations a
+// step). Only the chain's first step comes from outside (a mailbox or node queue, not a steal).
+TEST(WakePath, ContinuationsKeptOnTheirWorkerAreNeverStolen) {
+  rt::runtime r{one_llc_two_cores()};
+  constexpr int kSteps = 20000;
+  std::atomic<int> steps{0};
+  std::atomic<int> moves{0};
+  struct chain {
+    static void step(std::atomic<int>& n, std::atomic<int>& moved, int prev, int left) {
+      const int me = rt::runtime::current_worker();
+      n.fetch_add(1);
+      if (prev >= 0 && me != prev) moved.fetch_add(1);
+      if (left > 0) static_cast<void>(rt::spawn_continuation([&n, &moved, me, left] { step(n, moved, me, left - 1); }));
+    }
+  };
+  static_cast<void>(r.spawn([&] { chain::step(steps, moves, -1, kSteps - 1); }));
+  r.shutdown();  // drains the detached continuations
+  const rt::stats st = r.stats();
+  EXPECT_EQ(steps.load(), kSteps);
+  EXPECT_EQ(st.total("steals"), 0u) << moves.load() << " of " << kSteps << " steps moved";
+  // A step may still move by the wake path's own choice (an exec placement onto an idle worker,
+  // a mailbox hand-off), never by a steal.
+  EXPECT_LE(static_cast<std::uint64_t>(moves.load()), st.total("mailbox_handoffs"));
+}
+
 // I-WAKE-9 on this machine's real cores: an outside thread pinned to a worker's core spawns
 // into a parked pool; the task must start on the spawner's own core, whichever core that is
 // and whatever the rotating hint or the workers' spare capacity say. Needs two allowed cores
