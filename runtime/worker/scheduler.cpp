@@ -355,22 +355,25 @@ void scheduler::run_worker(worker& w) {
 }
 
 task* scheduler::find_local(worker& w) {
-  if (task* t = std::exchange(w.next, nullptr)) return t;  // I-WAKE-10
   if (task* t = w.mailbox.pop()) {
     w.counters.add(ctr::counter::mailbox_taken);
     return t;
   }
   // Fairness: every injection_poll_interval pops, look at the node queue before the deque, so
   // a worker busy with its own tree cannot starve outside spawns (Go's schedule() does this).
+  // A chain of continuations in the slot counts its pops too, and yields to the queue's task:
+  // the waiting continuation goes to the deque, where another worker may take it (I-WAKE-10).
   if (++w.pops_since_poll >= static_cast<std::uint32_t>(settings_.t.injection_poll_interval)) {
     w.pops_since_poll = 0;
     account(w, sync::now_ns(), true);  // a busy worker's load signal ages too (the kernel's tick)
     refresh_llc_hint(w);
     if (task* t = injection_[static_cast<std::size_t>(w.node)]->pop()) {
       w.counters.add(ctr::counter::injected_taken);
+      release_slot(w);
       return t;
     }
   }
+  if (task* t = take_slot(w)) return t;  // I-WAKE-10
   if (task* t = w.dq.pop()) return t;
   if (task* t = injection_[static_cast<std::size_t>(w.node)]->pop()) {
     w.counters.add(ctr::counter::injected_taken);
@@ -571,7 +574,7 @@ bool scheduler::work_visible(const worker* except) const {
 }
 
 void scheduler::park(worker& w) {
-  RT_DEBUG_ASSERT(w.next == nullptr, "I-WAKE-10", "a worker parks with a continuation in its slot");
+  RT_DEBUG_ASSERT(w.next.load(atomics::relaxed) == nullptr, "I-WAKE-10", "a worker parks with a continuation in its slot");
   const bool was_searching = w.searching;
   w.searching = false;
   // The busy stretch ends here: age the load signal, sample util_est, and show the worker idle
@@ -942,8 +945,8 @@ void scheduler::place(worker* w, task* t) noexcept {
   if (w != nullptr && !d.cross_node) {
     // I-WAKE-10: a continuation kept here waits in the slot for its spawner to return; the
     // slot holds one, so a second continuation from the same task goes to the deque.
-    if (r.exec && w->next == nullptr)
-      w->next = t;
+    if (r.exec && w->next.load(atomics::relaxed) == nullptr)
+      w->next.store(t, atomics::relaxed);
     else
       push_local(*w, t);
   } else {
@@ -1035,6 +1038,19 @@ void scheduler::push_local(worker& w, task* t) noexcept {
     return;
   }
   if (idle_.should_wake()) notify_one(&w);
+}
+
+// I-WAKE-10: the owner takes its slot's continuation, or moves it to its deque when the worker
+// goes on with something else than the task that spawned it returning (a join that ended, an
+// outside task taken for fairness): another worker may then take it.
+task* scheduler::take_slot(worker& w) noexcept {
+  task* t = w.next.load(atomics::relaxed);
+  if (t != nullptr) w.next.store(nullptr, atomics::relaxed);
+  return t;
+}
+
+void scheduler::release_slot(worker& w) noexcept {
+  if (task* t = take_slot(w)) push_local(w, t);
 }
 
 // Wakes one registered sleeper of `node`; false when none was found.
@@ -1278,12 +1294,13 @@ void scheduler::release(task* t, bool joined) noexcept {
 // restores the deque exactly (pop took the bottom slot, push refills it).
 bool scheduler::help_once(worker& w) {
   const bool deep = static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor;
-  if (task* cont = std::exchange(w.next, nullptr)) {  // I-WAKE-10
+  if (task* cont = take_slot(w)) {  // I-WAKE-10
     if (!deep || cont->depth >= w.depth) {
       execute(&w, cont);
       return true;
     }
     push_local(w, cont);  // too deep to run it here: to the deque, where others may take it
+    return false;
   }
   if (task* own = w.dq.pop()) {
     if (!deep || own->depth >= w.depth) {
@@ -1339,7 +1356,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.counters.add(ctr::counter::join_blocks);
   w.remote_frees.flush();  // I-POOL-2: no frame of another pool is held while this blocks
   w.group_refs.flush();    // I-GROUP-2: nor a group reference
-  RT_DEBUG_ASSERT(w.next == nullptr, "I-WAKE-10", "a joiner blocks with a continuation in its slot");
+  RT_DEBUG_ASSERT(w.next.load(atomics::relaxed) == nullptr, "I-WAKE-10", "a joiner blocks with a continuation in its slot");
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence(w);  // I-PARK-2
@@ -1381,6 +1398,7 @@ void scheduler::wait(task* t) {
       std::uint32_t s = t->state.load(atomics::acquire);  // I-TASK-1
       if ((s & kTaskDone) != 0) {
         settle_group_credit(*w);  // I-TASK-7
+        release_slot(*w);         // I-WAKE-10: the joining task runs on
         return;
       }
       task* x = w->dq.pop();
@@ -1389,6 +1407,7 @@ void scheduler::wait(task* t) {
         run_body(*w, t);
         t->state.store(kTaskDone | kTaskInline, atomics::relaxed);
         w->counters.add(ctr::counter::tasks_inline);
+        release_slot(*w);  // I-WAKE-10: a continuation of t waits for no one here
         return;
       }
       if (x != nullptr) push_local(*w, x);  // I-HELP-2: help_once decides whether to run it
@@ -1459,7 +1478,10 @@ void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
       outside_waiter_count_.fetch_sub(1, atomics::seq_cst);
     }
   }
-  if (w != nullptr) settle_group_credit(*w);  // I-TASK-7
+  if (w != nullptr) {
+    settle_group_credit(*w);  // I-TASK-7
+    release_slot(*w);         // I-WAKE-10: the waiting task runs on
+  }
   g->folded = false;  // the group may be reused: local counting resumes
 }
 
@@ -1525,7 +1547,8 @@ void scheduler::dump_state(std::ostream& os) const {
     os << "  node " << n << " injection queue ~" << injection_[n]->size_estimate() << " tasks\n";
   for (const auto& w : workers_) {
     os << "  worker " << w->id << " (node " << w->node << "): idle " << w->idle.load(atomics::relaxed) << ", deque ~"
-       << w->dq.size_estimate() << ", mailbox " << (w->mailbox.empty_estimate() ? "empty" : "non-empty")
+       << w->dq.size_estimate() << ", slot " << (w->next.load(atomics::relaxed) != nullptr ? "a continuation" : "empty")
+       << ", mailbox " << (w->mailbox.empty_estimate() ? "empty" : "non-empty")
        << ", tasks run " << w->counters.read(ctr::counter::tasks_run) << ", parks " << w->counters.read(ctr::counter::parks)
        << ", steals " << w->counters.read(ctr::counter::steals) << "\n";
   }

@@ -127,9 +127,10 @@ struct alignas(sync::kCacheLine) worker {
   std::uint32_t spawns_since_timed = 0;
   alignas(sync::kCacheLine) std::uint32_t pops_since_poll = 0;
   std::int32_t depth = 0;            // tasks nested on this thread's stack right now (I-HELP-1)
-  // A continuation the wake path kept on this worker (I-WAKE-10): run before anything else,
-  // invisible to thieves, as an exec'd task keeps running on its CPU. Owner only.
-  task* next = nullptr;
+  // A continuation the wake path kept on this worker (I-WAKE-10): run before the deque,
+  // invisible to thieves, as an exec'd task keeps running on its CPU. Written and read by the
+  // owner (relaxed); dump_state reads it from another thread (relaxed, a snapshot).
+  atomics::atomic<task*> next{nullptr};
   trace::ring* trace = nullptr;      // this worker's event ring, or null: tracing off
   // The task_group this worker is blocked on in wait(), or null. Written by the worker (seq_cst,
   // before it registers as a blocked joiner), read by completions that finish a group (I-TASK-5).
@@ -269,6 +270,8 @@ class scheduler {
     v.parker.unpark();
   }
   void wake_all() noexcept;
+  task* take_slot(worker& w) noexcept;
+  void release_slot(worker& w) noexcept;
   bool help_once(worker& w);
   bool help_or_spin(worker& w, std::int64_t& idle_rounds);
   template <class Done>

@@ -130,8 +130,10 @@ TEST(LoadSignal, AWorkerBlockedInAJoinIsSeenIdle) {
 // The same block is an idle stretch for avg_idle too (I-PARK-10: SIS_PROP's scan depth reads
 // it): the joiner's worker takes the block as one sample when its child's end wakes it. While
 // it is blocked nothing else can sample it, so its avg_idle after the join differs from the one
-// read during the block unless the block (at least kHold) fed nothing. migration_cost_ns at its
-// maximum, 100 ms, raises the cap (twice that) above the block, so the sample moves the average.
+// read during the block unless the block fed nothing. migration_cost_ns at its maximum, 100 ms,
+// puts the cap (twice that, and avg_idle's start) at 200 ms, far above the block (10 ms and
+// what the machine adds): a sample under the cap always moves the average. (It could stay put
+// only if the block lasted 200 ms or more while the average still sat at the cap.)
 TEST(LoadSignal, AJoinBlockIsAnIdleSampleForAvgIdle) {
   rt::config c;
   c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
@@ -157,7 +159,7 @@ TEST(LoadSignal, AJoinBlockIsAnIdleSampleForAvgIdle) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while ((!joining.load() || r.stats().total("join_blocks") == 0) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(100));
-  std::this_thread::sleep_for(kHold);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const int w = joiner_worker.load();
   ASSERT_GE(w, 0);
   const std::uint64_t during = r.stats().worker_avg_idle_ns.at(static_cast<std::size_t>(w));
@@ -167,7 +169,6 @@ TEST(LoadSignal, AJoinBlockIsAnIdleSampleForAvgIdle) {
   ASSERT_NE(w, child_worker.load()) << "the child ran on its joiner's worker: nothing blocked";
   ASSERT_GE(r.stats().total("join_blocks"), 1u) << "the joiner never blocked";
   EXPECT_NE(after, during) << "the join's block fed avg_idle nothing (" << during << " ns before and after)";
-  EXPECT_LE(after, std::uint64_t{200000000}) << "avg_idle above its cap, twice migration_cost_ns";
 }
 
 }  // namespace

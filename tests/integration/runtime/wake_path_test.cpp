@@ -173,6 +173,43 @@ TEST(WakePath, ContinuationsKeptOnTheirWorkerAreNeverStolen) {
   EXPECT_LE(static_cast<std::uint64_t>(moves.load()), st.total("mailbox_handoffs"));
 }
 
+// I-WAKE-10: a join that ends gives its worker's slot back to the deque. The other worker is
+// held by a spinning task while the joiner spawns its child (so the child stays on the
+// joiner's deque: nobody is idle) and runs it inline (I-TASK-3); the child's last act is a
+// continuation, which the wake path keeps in the joiner's slot. The joining task then releases
+// the other worker and spins until the continuation has run: only the other worker can run it,
+// from the deque. (A 60 s liveness bound turns the hang this would be into a failure.)
+TEST(WakePath, AContinuationLeftInTheSlotByAJoinReachesTheOtherWorker) {
+  rt::runtime r{one_llc_two_cores()};
+  std::atomic<bool> held{false};
+  std::atomic<bool> go{false};
+  std::atomic<bool> ran{false};
+  std::atomic<bool> seen{false};
+  std::atomic<int> joiner{-1};
+  std::atomic<int> child{-1};
+  r.spawn([&] {
+     joiner.store(rt::runtime::current_worker());
+     auto holder = rt::spawn([&] {
+       held.store(true);
+       while (!go.load()) std::this_thread::yield();
+     });
+     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+     while (!held.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+     rt::spawn([&] {
+       child.store(rt::runtime::current_worker());
+       static_cast<void>(rt::spawn_continuation([&] { ran.store(true); }));
+     }).join();
+     go.store(true);
+     while (!ran.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+     seen.store(ran.load());
+     holder.join();
+   }).join();
+  r.shutdown();
+  ASSERT_EQ(child.load(), joiner.load()) << "the child did not run inline on its joiner's worker";
+  EXPECT_TRUE(seen.load()) << "the continuation waited in the slot of a worker that went on with its joiner";
+  EXPECT_TRUE(ran.load());
+}
+
 // I-WAKE-9 on this machine's real cores: an outside thread pinned to a worker's core spawns
 // into a parked pool; the task must start on the spawner's own core, whichever core that is
 // and whatever the rotating hint or the workers' spare capacity say. Needs two allowed cores
