@@ -103,32 +103,33 @@ void balancer::stop() noexcept {
 void balancer::run() {
   const auto ms_to_ns = [](std::int64_t ms) { return static_cast<std::uint64_t>(ms) * 1000000u; };
   const auto stopping = [this] { return stop_.load(sync::native::acquire) != 0; };
-  // The scan delay is waited out whole: kicks end only the periods after it.
-  const std::uint64_t delay_end = sync::now_ns() + ms_to_ns(settings_.t.numa_scan_delay_ms);
-  for (std::uint64_t now = sync::now_ns(); now < delay_end; now = sync::now_ns()) {
-    const std::uint32_t v = wake_.load(sync::native::acquire);
-    if (stopping()) return;
-    sync::native_futex::wait_for(wake_, v, delay_end - now);
-  }
   const std::uint64_t min_gap = ms_to_ns(settings_.t.numa_scan_period_min_ms);
   std::uint32_t served = wake_.load(sync::native::acquire);  // kicks the last pass that ran has seen
-  std::uint64_t kicked = 0;                                   // when a kick last ended a period
-  while (!stopping()) {
+  std::uint64_t kicked = 0;                                   // when a kick last ended a sleep
+  // Sleeps until `end`; false when asked to stop. With `kicks`, a pending kick (wake_ moved
+  // past `served`) ends the sleep, at most once every numa_scan_period_min_ms.
+  const auto sleep_until = [&](std::uint64_t end, bool kicks) {
+    for (std::uint64_t now = sync::now_ns(); now < end; now = sync::now_ns()) {
+      const std::uint32_t v = wake_.load(sync::native::acquire);
+      if (stopping()) return false;
+      const bool pending = kicks && v != served;
+      const std::uint64_t allowed = kicked == 0 ? now : kicked + min_gap;
+      if (pending && now >= allowed) {
+        kicked = now;
+        return true;
+      }
+      sync::native_futex::wait_for(wake_, v, (pending ? std::min(allowed, end) : end) - now);
+    }
+    return !stopping();
+  };
+  // The scan delay is waited out whole: kicks end only the periods after it.
+  if (!sleep_until(sync::now_ns() + ms_to_ns(settings_.t.numa_scan_delay_ms), false)) return;
+  served = wake_.load(sync::native::acquire);
+  for (;;) {
     const std::uint32_t seen = wake_.load(sync::native::acquire);
     const std::uint64_t began = sync::now_ns();
     if (pass()) served = seen;  // a skipped pass (I-BAL-1) leaves its kicks pending
-    const std::uint64_t end = began + ms_to_ns(period_ms_.load(sync::native::relaxed));
-    for (std::uint64_t now = sync::now_ns(); now < end; now = sync::now_ns()) {
-      const std::uint32_t v = wake_.load(sync::native::acquire);
-      if (stopping()) return;
-      // A pending kick ends the period, at most once every numa_scan_period_min_ms.
-      const std::uint64_t allowed = kicked == 0 ? now : kicked + min_gap;
-      if (v != served && now >= allowed) {
-        kicked = now;
-        break;
-      }
-      sync::native_futex::wait_for(wake_, v, (v != served ? std::min(allowed, end) : end) - now);
-    }
+    if (!sleep_until(began + ms_to_ns(period_ms_.load(sync::native::relaxed)), true)) return;
   }
 }
 
@@ -208,9 +209,9 @@ bool balancer::pass() {
     in.load = all_samples == 0 ? 0 : total_load * samples / all_samples;
     // I-NUMA-15: the group's period starts at the minimum with its (or a member's) first region
     // (note_region() marks the top-level entry).
-    if (t->scan_period_ms == 0 && t->has_region.load(sync::native::relaxed))
-      t->scan_period_ms = settings_.t.numa_scan_period_min_ms;
-    in.scan_period_ms = t->scan_period_ms;
+    in.scan_period_ms = t->totals.scan_period_ms.load(sync::native::relaxed);
+    if (in.scan_period_ms == 0 && t->has_region.load(sync::native::relaxed))
+      in.scan_period_ms = settings_.t.numa_scan_period_min_ms;
     inputs.push_back(in);
   }
   policy::numa_pass_input pin;
@@ -226,7 +227,6 @@ bool balancer::pass() {
     const policy::numa_group_decision& d = res.groups[i];
     t->preferred = d.preferred >= 0 ? d.best : t->preferred;
     t->active = d.active;
-    t->scan_period_ms = d.scan_period_ms;
     t->totals.scan_period_ms.store(d.scan_period_ms, sync::native::relaxed);
     if (d.preferred >= 0) {
       if (host_.apply(t->key, d.preferred, decision_score(*t, d.preferred), &d.active)) {

@@ -122,7 +122,6 @@ class balancer {
     policy::numa_locality_counts counts; // this period's locality
     int node = -1;                       // the node last applied
     int preferred = -1;                  // the preferred node of the last pass (the pull)
-    std::int64_t scan_period_ms = 0;     // a top-level group's own period (I-NUMA-15); 0: none
     // Set by note_region() (any thread, the table held shared) on the top-level entry and on a
     // member's own, read by the pass (the table held shared): relaxed, a hint; a pass that
     // misses it is followed by another at once (wake_ still differs, I-BAL-7).
@@ -132,6 +131,8 @@ class balancer {
     // stats snapshot), read by snapshots: relaxed atomics, figures with no ordering.
     struct live_counters {
       sync::native::atomic<std::uint64_t> samples{0}, local_samples{0}, moves{0}, pages_migrated{0};
+      // A top-level group's own scan period (I-NUMA-15), the pass's input and output; a
+      // member's shows its parent's (and is where it starts if it outlives its parent). 0: none.
       sync::native::atomic<std::int64_t> scan_period_ms{0};
       static void bump(sync::native::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
         c.store(c.load(sync::native::relaxed) + n, sync::native::relaxed);  // one writer
