@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 #include "rt/rt.hpp"
@@ -73,58 +74,80 @@ TEST(LoadSignal, AWorkerThatCancelledItsParkIsSeenBusyWhileItRuns) {
   EXPECT_GE(cancels, 3u) << "only " << cancels << " parks were cancelled in " << held << " holds";
 }
 
-// A worker blocked in a join runs nothing: its core is idle, as a CPU whose thread sleeps on a
-// futex is, and its signal ages as idle while it blocks. Two virtual nodes of one worker each:
-// the joiner, started on node 0, spins until its child started on node 1 (ungrouped tasks are
-// never refused, so node 1's worker steals it), then joins it and blocks; the child holds node
-// 1's worker until the joiner's worker looks idle (a liveness bound of 60 s: aged as busy it
-// never would) and at least 100 ms passed since the joiner blocked (join_blocks, published as
-// it blocks), so that the child's worker has been busy that long.
-TEST(LoadSignal, AWorkerBlockedInAJoinIsSeenIdle) {
+// Two virtual nodes of one worker each: a joiner started on node 0 spins until its child
+// started on node 1 (ungrouped tasks are never refused, so node 1's worker steals it), then
+// joins it and blocks; the child holds node 1's worker until finish().
+rt::config two_nodes(const std::string& tune) {
   rt::config c;
   c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
   c.workers = 2;
-  c.tune = "NO_UTIL_EST";
-  rt::runtime r{c};
-  std::atomic<bool> child_started{false};
-  std::atomic<bool> joining{false};
-  std::atomic<bool> release{false};
-  std::atomic<int> joiner_node{-1};
-  std::atomic<int> child_node{-1};
-  auto joiner = r.spawn_on(rt::node_id{0}, [&] {
-    joiner_node.store(rt::current_node().value);
-    auto child = rt::spawn([&] {
-      child_node.store(rt::current_node().value);
-      child_started.store(true);
-      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    });
-    while (!child_started.load()) std::this_thread::yield();
-    joining.store(true);
-    child.join();
-  });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  const auto before_deadline = [&] { return std::chrono::steady_clock::now() < deadline; };
-  while ((!joining.load() || r.stats().total("join_blocks") == 0) && before_deadline())
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  c.tune = tune;
+  return c;
+}
+
+class blocked_joiner {
+ public:
+  explicit blocked_joiner(rt::runtime& r)
+      : joiner_(r.spawn_on(rt::node_id{0}, [this] {
+          joiner_worker.store(rt::runtime::current_worker());
+          auto child = rt::spawn([this] {
+            child_worker.store(rt::runtime::current_worker());
+            child_started_.store(true);
+            while (!release_.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+          });
+          while (!child_started_.load()) std::this_thread::yield();
+          joining_.store(true);
+          child.join();
+        })) {
+    // Until the joiner blocked (join_blocks is published as it blocks), within the deadline.
+    while ((!joining_.load() || r.stats().total("join_blocks") == 0) && before_deadline())
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ~blocked_joiner() { finish(); }
+  blocked_joiner(const blocked_joiner&) = delete;
+  blocked_joiner& operator=(const blocked_joiner&) = delete;
+
+  // Lets the child end, which wakes the joiner, and waits for the joiner.
+  void finish() {
+    release_.store(true);
+    if (joiner_.valid()) joiner_.join();
+  }
+  // A liveness bound of 60 s from the start: it only turns a hang into a failure.
+  bool before_deadline() const { return std::chrono::steady_clock::now() < deadline_; }
+
+  std::atomic<int> joiner_worker{-1};
+  std::atomic<int> child_worker{-1};
+
+ private:
+  const std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::atomic<bool> child_started_{false};
+  std::atomic<bool> joining_{false};
+  std::atomic<bool> release_{false};
+  rt::join_handle<void> joiner_;
+};
+
+// A worker blocked in a join runs nothing: its core is idle, as a CPU whose thread sleeps on a
+// futex is, and its signal ages as idle while it blocks. The child holds node 1's worker until
+// the joiner's worker looks idle (a liveness bound of 60 s: aged as busy it never would) and at
+// least 100 ms passed since the joiner blocked, so that the child's worker has been busy that
+// long.
+TEST(LoadSignal, AWorkerBlockedInAJoinIsSeenIdle) {
+  rt::runtime r{two_nodes("NO_UTIL_EST")};
+  blocked_joiner b{r};
   std::this_thread::sleep_for(kHold);
-  // One worker per node.
-  const auto util_of_node = [](const rt::stats& st, int node) {
-    for (std::size_t w = 0; w < st.worker_node.size(); ++w)
-      if (st.worker_node[w] == node) return st.worker_util.at(w);
-    ADD_FAILURE() << "no worker on node " << node;
-    return std::uint32_t{0};
-  };
+  const auto util_of = [](const rt::stats& st, int w) { return st.worker_util.at(static_cast<std::size_t>(w)); };
+  const int joiner = b.joiner_worker.load();
+  ASSERT_GE(joiner, 0);
   rt::stats st = r.stats();
-  while (util_of_node(st, joiner_node.load()) >= kBusyBar && before_deadline()) {
+  while (util_of(st, joiner) >= kBusyBar && b.before_deadline()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     st = r.stats();
   }
-  release.store(true);
-  joiner.join();
-  ASSERT_NE(joiner_node.load(), child_node.load()) << "the child ran on its joiner's worker: nothing blocked";
+  b.finish();
+  ASSERT_NE(joiner, b.child_worker.load()) << "the child ran on its joiner's worker: nothing blocked";
   ASSERT_GE(st.total("join_blocks"), 1u) << "the joiner never blocked";
-  EXPECT_LT(util_of_node(st, joiner_node.load()), kBusyBar) << "the blocked joiner looked busy for 60 s";
-  EXPECT_GE(util_of_node(st, child_node.load()), kBusyBar) << "the child's worker looked idle";
+  EXPECT_LT(util_of(st, joiner), kBusyBar) << "the blocked joiner looked busy for 60 s";
+  EXPECT_GE(util_of(st, b.child_worker.load()), kBusyBar) << "the child's worker looked idle";
 }
 
 // The same block is an idle stretch for avg_idle too (I-PARK-10: SIS_PROP's scan depth reads
@@ -135,38 +158,15 @@ TEST(LoadSignal, AWorkerBlockedInAJoinIsSeenIdle) {
 // what the machine adds): a sample under the cap always moves the average. (It could stay put
 // only if the block lasted 200 ms or more while the average still sat at the cap.)
 TEST(LoadSignal, AJoinBlockIsAnIdleSampleForAvgIdle) {
-  rt::config c;
-  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
-  c.workers = 2;
-  c.tune = "migration_cost_ns=100000000";
-  rt::runtime r{c};
-  std::atomic<bool> child_started{false};
-  std::atomic<bool> joining{false};
-  std::atomic<bool> release{false};
-  std::atomic<int> joiner_worker{-1};
-  std::atomic<int> child_worker{-1};
-  auto joiner = r.spawn_on(rt::node_id{0}, [&] {
-    joiner_worker.store(rt::runtime::current_worker());
-    auto child = rt::spawn([&] {
-      child_worker.store(rt::runtime::current_worker());
-      child_started.store(true);
-      while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    });
-    while (!child_started.load()) std::this_thread::yield();
-    joining.store(true);
-    child.join();
-  });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while ((!joining.load() || r.stats().total("join_blocks") == 0) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  rt::runtime r{two_nodes("migration_cost_ns=100000000")};
+  blocked_joiner b{r};
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int w = joiner_worker.load();
+  const int w = b.joiner_worker.load();
   ASSERT_GE(w, 0);
   const std::uint64_t during = r.stats().worker_avg_idle_ns.at(static_cast<std::size_t>(w));
-  release.store(true);
-  joiner.join();
+  b.finish();
   const std::uint64_t after = r.stats().worker_avg_idle_ns.at(static_cast<std::size_t>(w));
-  ASSERT_NE(w, child_worker.load()) << "the child ran on its joiner's worker: nothing blocked";
+  ASSERT_NE(w, b.child_worker.load()) << "the child ran on its joiner's worker: nothing blocked";
   ASSERT_GE(r.stats().total("join_blocks"), 1u) << "the joiner never blocked";
   EXPECT_NE(after, during) << "the join's block fed avg_idle nothing (" << during << " ns before and after)";
 }
