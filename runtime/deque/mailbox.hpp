@@ -48,7 +48,8 @@ class mailbox {
     return queue_.pop(task) ? task : nullptr;
   }
 
-  // Any thread; a snapshot (I-MBX-4): a parking worker re-checks by popping, not by this.
+  // Any thread; a snapshot (I-MBX-4): a parking worker's re-check and the quiescence check
+  // (I-SHUT-3) read it, and see every push that has returned.
   bool empty_estimate() const noexcept { return queue_.empty(); }
 
  private:

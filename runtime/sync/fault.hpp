@@ -14,6 +14,7 @@ namespace rt::sync::fault {
 // Where a point sits; the scheduler cites these names next to the protocol step.
 enum class site : std::uint8_t {
   push_published,   // a spawn pushed its task, before the notifier fence (I-PARK-1)
+  idle_shown,       // a parking worker showed itself idle to hand-offs, before registering (I-WAKE-5)
   park_registered,  // a worker registered as a sleeper, before its fence and re-check (I-PARK-2)
   before_steal,     // a thief is about to read a victim's deque (I-DEQ-4..6)
   handoff_mailed,   // a hand-off mailed its task, before reading the sleeper list (I-WAKE-5)

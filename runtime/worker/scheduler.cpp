@@ -573,6 +573,16 @@ bool scheduler::work_visible(const worker* except) const {
   return false;
 }
 
+// Whether any worker's mailbox holds a task. Only quiescence asks (I-SHUT-3): a hand-off's
+// target may be registered with its mail not yet taken (its re-check only looks; it cancels
+// after). Another worker cannot take mail (I-MBX-3), so a parking worker's own re-check leaves
+// the others' mailboxes alone.
+bool scheduler::mail_visible() const {
+  for (const auto& v : workers_)
+    if (!v->mailbox.empty_estimate()) return true;
+  return false;
+}
+
 void scheduler::park(worker& w) {
   RT_DEBUG_ASSERT(w.next.load(atomics::relaxed) == nullptr, "I-WAKE-10", "a worker parks with a continuation in its slot");
   const bool was_searching = w.searching;
@@ -587,6 +597,7 @@ void scheduler::park(worker& w) {
   stop_running(w, idle_since, parked_at);
   w.est_at_park = w.pelt.util_avg();
   w.idle.store(true, atomics::relaxed);
+  sync::fault::point(sync::fault::site::idle_shown);
   // The last searcher needs no extra check here: the re-check below covers every queue
   // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
   idle_.prepare_park(w.id, was_searching);
@@ -631,7 +642,7 @@ void scheduler::park(worker& w) {
     // empty, then nothing registered, cancelled or woken since E: no task runs, none is
     // queued, no outside spawn can come (I-SHUT-2). Terminate under the idle set's lock.
     const std::uint64_t e = idle_.quiescent_epoch();
-    if (e != 0 && !work_visible() &&
+    if (e != 0 && !work_visible() && !mail_visible() &&
         idle_.confirm_quiescent(e, [this] { terminated_.store(1, atomics::release); })) {
       sync::native_futex::wake_all(terminated_);
       for (auto& v : workers_) unpark_worker(*v);

@@ -221,6 +221,7 @@ class scheduler {
   policy::steal_verdict classify_move(int pref, int src, int dst, policy::balance_kind kind,
                                       std::uint64_t src_queued) const noexcept;
   bool work_visible(const worker* except = nullptr) const;
+  bool mail_visible() const;
   void park(worker& w);
   void stop_searching(worker& w) noexcept;
   void execute(worker* w, task* t) noexcept;

@@ -228,6 +228,44 @@ TEST(Faults, LedgerUnderInjectedFaults) {
   EXPECT_GT(g_totals.faults, 0u) << "no fault was injected: the points are not reached";
 }
 
+// I-SHUT-3 with work in flight only inside the pool: an outside thread starts a detached chain
+// of continuations and shuts the runtime down at once. Nobody joins, so only quiescence stands
+// between shutdown() and a lost step. Two idle workers ping-pong the chain by mailbox hand-offs
+// (an exec placement onto the idle one). The jitter at idle_shown lets a hand-off land on a
+// worker that shows itself idle but has not registered yet, and the one at park_registered
+// keeps it registered with its mail unseen while the spawner parks: a quiescence check that
+// looked at the queues but not the mailboxes ended the runtime there (within 1 to 3 seeds).
+TEST(Faults, DetachedWorkInsideThePoolRunsBeforeShutdownReturns) {
+  constexpr int kSteps = 2000;
+  std::uint64_t handoffs = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    fault::plan p;
+    p.seed = seed;
+    p.jitter_per_mille = 100;
+    fault::arm(p);
+    std::atomic<int> steps{0};
+    {
+      rt::config c;
+      c.topology = rt::topology_source::synthetic("pack:1 l3:1 core:2 pu:1");
+      rt::runtime r{c};
+      watchdog dog(r, std::chrono::seconds(120));
+      struct chain {
+        static void step(std::atomic<int>& n, int left) {
+          n.fetch_add(1, std::memory_order_relaxed);
+          if (left > 0) static_cast<void>(rt::spawn_continuation([&n, left] { step(n, left - 1); }));
+        }
+      };
+      static_cast<void>(r.spawn([&] { chain::step(steps, kSteps - 1); }));
+      r.shutdown();
+      handoffs += r.stats().total("mailbox_handoffs");
+    }
+    fault::disarm();
+    ASSERT_EQ(steps.load(), kSteps) << "seed " << seed << ": shutdown returned with the chain unfinished";
+  }
+  EXPECT_GT(handoffs, 0u) << "no step was handed off: the window this test stretches was never open";
+  EXPECT_GT(fault::injected(), 0u) << "no fault was injected: the points are not reached";
+}
+
 TEST(Faults, ThreadCreationFailureIsAClearErrorAndLeaksNothing) {
   for (int at : {0, 1, 5}) {
     fault::plan p;
