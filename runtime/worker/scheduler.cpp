@@ -1640,6 +1640,15 @@ void scheduler::balancer_glue::balance_nodes() {
   const policy::node_balance_decision d =
       policy::decide_node_balance(queued, load, s.layout_.node_capacity, s.settings_.t.imbalance_pct_numa);
   if (d.outcome != policy::node_balance_outcome::move) return;
+  // I-SHUT-2: between its pop and its pushes the batch is in no queue, and this thread is no
+  // worker, so quiescence (I-SHUT-3) could not see it: the transfer counts as an outside spawn
+  // in flight, and none starts once shutdown has begun.
+  s.outside_inflight_.fetch_add(1, atomics::seq_cst);
+  struct inflight_end {
+    scheduler& s;
+    ~inflight_end() { s.outside_inflight_.fetch_sub(1, atomics::seq_cst); }
+  } end{s};
+  if (s.stopping_.load(atomics::seq_cst)) return;
   std::vector<task*> batch(static_cast<std::size_t>(std::min<std::uint64_t>(d.tasks, static_cast<std::uint64_t>(s.settings_.t.steal_batch_max))));
   batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
   std::vector<policy::steal_verdict> verdicts;
