@@ -4,7 +4,8 @@
 // once for both sides. Each workload runs, in alternating rounds in this one process, on oneTBB's
 // default arena and on one numart runtime per feature variant: the idle-scan bound (SIS_PROP,
 // SIS_UTIL, unbounded = NO_SIS_PROP,NO_SIS_UTIL: the whole LLC) and, for execl, the
-// UTIL_WITHOUT A/B. Bars are reported, never asserted.
+// UTIL_WITHOUT A/B; execl on an idle pool runs SIS_PROP and its IDLE_WITHOUT A/B. Bars are
+// reported, never asserted.
 //
 //   numart_bench_wake [--quick] [--benchmark_filter=REGEX ...]
 //   NUMART_BENCH_QUICK=1 numart_bench_wake       (the same as --quick: fewer rounds and events)
@@ -42,9 +43,10 @@ struct params {
   int loops;                  // hackbench: messages per sender per receiver
   int sch_batches;            // schbench: batches per message task per round
   std::uint64_t execl_steps;  // execl: steps per round
+  std::uint64_t idle_steps;   // execl on an idle pool: steps per round
 };
-constexpr params kDefault{5, 3, 100, 10000, 1000000};
-constexpr params kQuick{2, 1, 100, 3000, 300000};
+constexpr params kDefault{5, 3, 100, 10000, 1000000, 200000};
+constexpr params kQuick{2, 1, 100, 3000, 300000, 50000};
 
 constexpr int kHackbenchGroups[] = {1, 2, 4, 8};
 constexpr int kFan = 20;               // hackbench's default: 20 senders + 20 receivers per group
@@ -80,6 +82,8 @@ const variant kScanVariants[] = {
 };
 const variant kNoUtilWithout{"numart.NO_UTIL_WITHOUT", "SIS_PROP,NO_SIS_UTIL,NO_UTIL_WITHOUT",
                              "SIS_PROP, NO_UTIL_WITHOUT"};
+const variant kNoIdleWithout{"numart.NO_IDLE_WITHOUT", "SIS_PROP,NO_SIS_UTIL,UTIL_WITHOUT,NO_IDLE_WITHOUT",
+                             "SIS_PROP, NO_IDLE_WITHOUT"};
 
 std::vector<std::unique_ptr<rt::runtime>> g_runtimes;
 std::vector<std::unique_ptr<wake::numart_side>> g_numart;  // parallel to the variants registered
@@ -166,6 +170,25 @@ void bm_execl(benchmark::State& st, Side& side, const std::string& workload, con
   st.counters["bg_cores"] = background / runs;
 }
 
+template <class Side>
+void bm_execl_idle(benchmark::State& st, Side& side, const std::string& workload, const std::string& name) {
+  wake::execl_chain<Side> ch(side, g_p.idle_steps);
+  std::this_thread::sleep_for(kSettle);
+  const counter_list c0 = counters_now(side);
+  double seconds = 0;
+  double migrations = 0;
+  for (auto _ : st) {
+    ch.run_on_idle_pool();
+    if (std::string why = ch.verify(); !why.empty()) return fail(st, workload, name, why);
+    seconds += ch.chain_seconds();
+    migrations += ch.migrations_per_step();
+  }
+  report_counters(st, c0, counters_now(side));
+  const auto runs = static_cast<double>(st.iterations());
+  st.counters["migr_per_step"] = migrations / runs;
+  st.counters["steps_per_s"] = static_cast<double>(g_p.idle_steps) * runs / seconds;
+}
+
 // ---- registration ------------------------------------------------------------------------
 
 using side_list = std::vector<std::pair<std::string, std::function<void(benchmark::State&)>>>;
@@ -208,6 +231,12 @@ void register_all() {
     bm_execl(st, side, w, n);
   };
   bench::register_side_by_side("execl", sides_for("execl", execl, exe), g_p.rounds, 1);
+  auto idle = [](benchmark::State& st, auto& side, const std::string& w, const std::string& n) {
+    bm_execl_idle(st, side, w, n);
+  };
+  // SIS_PROP (the default) and its IDLE_WITHOUT A/B.
+  const std::vector<std::size_t> idle_variants{0, std::size(kScanVariants) + 1};
+  bench::register_side_by_side("execl_idle", sides_for("execl_idle", idle_variants, idle), g_p.rounds, 1);
 }
 
 // ---- the verdict table -------------------------------------------------------------------
@@ -272,6 +301,15 @@ void print_verdicts() {
         "< 0.01 migrations/step");
   row("execl", "execl", kNoUtilWithout, "/step", 1, median_of("execl", kNoUtilWithout.side, "migr_per_step"), tbb_migr,
       false, -1, "(A/B: UTIL_WITHOUT off)");
+  const double tbb_idle_migr = median_of("execl_idle", "onetbb", "migr_per_step");
+  const double tbb_idle_rate = median_of("execl_idle", "onetbb", "steps_per_s");
+  for (const variant* v : {&kScanVariants[0], &kNoIdleWithout}) {
+    const bool ab = v == &kNoIdleWithout;
+    row("execl idle pool", "execl_idle", *v, "/step", 1, median_of("execl_idle", v->side, "migr_per_step"),
+        tbb_idle_migr, false, ab ? -1 : 0.01, ab ? "(A/B: IDLE_WITHOUT off)" : "< 0.01 migrations/step");
+    row("execl idle rate", "execl_idle", *v, "k/s", 1e-3, median_of("execl_idle", v->side, "steps_per_s"),
+        tbb_idle_rate, false, -1, "(reported, no bar)");
+  }
 }
 
 // ---- options -----------------------------------------------------------------------------
@@ -289,6 +327,7 @@ int run(int argc, char** argv) {
   const rt::config base = rt::config::from_env();
   for (const variant& v : kScanVariants) g_variants.push_back(v);
   g_variants.push_back(kNoUtilWithout);
+  g_variants.push_back(kNoIdleWithout);
   for (const variant& v : g_variants) {
     rt::config cfg = base;
     cfg.tune = with_env_tune(base.tune, v.tune);
@@ -330,6 +369,10 @@ int run(int argc, char** argv) {
               "the pool submits a %.0f us busy task every %lld us of sleep ('bg_cores' = cores it kept busy)\n",
               static_cast<unsigned long long>(g_p.execl_steps), kBackgroundUs,
               static_cast<long long>(kBackgroundPeriod.count()));
+  std::printf("  execl-like on an idle pool: a chain of %llu steps, no ticker and no scope: an outside thread "
+              "submits the first step, each step continues detached (rt::spawn_continuation; oneTBB: "
+              "task_arena::enqueue), the last wakes the outside thread\n",
+              static_cast<unsigned long long>(g_p.idle_steps));
   std::printf("  %d alternating rounds per side; numart is whatever spawn does today (only the public API is used)\n",
               g_p.rounds);
   std::fflush(stdout);

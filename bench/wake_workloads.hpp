@@ -17,12 +17,18 @@
 // * execl-like: a chain of steps; each step spawns the next (its continuation) and returns, so
 //   one step runs at a time; a migration is a step whose worker differs from the previous
 //   step's. A ticker thread outside the pool submits a fixed busy task every period during
-//   the run, so the other worker is partly busy (on an idle pool placement is trivial).
+//   the run, so the other worker is partly busy. In it the steps belong to a fork-join scope
+//   whose root waits in the pool.
+// * execl-like on an idle pool: the same chain with no ticker and no scope: an outside thread
+//   submits the first step, each step continues detached, and the last one signals the outside
+//   thread. Every other worker is idle, so each step's placement chooses between the
+//   spawner's worker and idle ones.
 //
 // A side (numart_side, tbb_side) provides: slots() (pool thread indexes are [0, slots)),
 // current() (the calling pool thread's index, -1 elsewhere), affinity + make_affinity(),
-// scope (spawn(f), spawn(affinity&, f), wait()), execute(root) (run root on the pool and wait)
-// and submit(f) (from a thread outside the pool, detached).
+// scope (spawn(f), spawn(affinity&, f), wait()), execute(root) (run root on the pool and wait),
+// submit(f) (from a thread outside the pool, detached) and continue_detached(f) (from a pool
+// task, detached, as its last act).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -121,6 +127,10 @@ class numart_side {
   void submit(F&& f) {
     auto detached = rt_->spawn(std::forward<F>(f));
   }
+  template <class F>
+  static void continue_detached(F&& f) {
+    static_cast<void>(rt::spawn_continuation(std::forward<F>(f)));
+  }
 
  private:
   rt::runtime* rt_;
@@ -165,6 +175,11 @@ class tbb_side {
   }
   template <class F>
   void submit(F&& f) {
+    arena_->enqueue(std::forward<F>(f));
+  }
+  // oneTBB has no continuation placement: the arena's queue, as for a submit.
+  template <class F>
+  void continue_detached(F&& f) {
     arena_->enqueue(std::forward<F>(f));
   }
 
@@ -420,12 +435,20 @@ class execl_chain {
   // spin() iterations every `bg_period`.
   execl_chain(Side& side, std::uint64_t steps, std::uint64_t bg_iters, std::chrono::microseconds bg_period)
       : side_(&side), steps_(steps), bg_iters_(bg_iters), bg_period_(bg_period) {}
+  // On an idle pool: no ticker, no scope.
+  execl_chain(Side& side, std::uint64_t steps) : side_(&side), steps_(steps), bg_iters_(0), bg_period_(0) {}
+
+  void run_on_idle_pool() {
+    reset();
+    finished_.store(false, std::memory_order_relaxed);
+    const std::int64_t t0 = now_ns();
+    side_->submit([this] { detached_step(); });
+    finished_.wait(false, std::memory_order_acquire);
+    chain_ns_ = now_ns() - t0;
+  }
 
   void run() {
-    done_ = 0;
-    migrations_ = 0;
-    outside_ = 0;
-    last_ = -1;
+    reset();
     bg_done_.store(0, std::memory_order_relaxed);
     bg_pending_.store(0, std::memory_order_relaxed);
     std::atomic<bool> stop{false};
@@ -456,14 +479,33 @@ class execl_chain {
   }
 
  private:
+  void reset() {
+    done_ = 0;
+    migrations_ = 0;
+    outside_ = 0;
+    last_ = -1;
+  }
+
   // Steps run one at a time (each is spawned by the previous one as its last act, and the
   // spawn publishes the previous step's writes), so these fields need no atomics.
-  void step(typename Side::scope& sc) {
+  // True while more steps are due.
+  bool count_step() {
     const int w = Side::current();
     if (w < 0) ++outside_;
     if (done_ > 0 && w != last_) ++migrations_;
     last_ = w;
-    if (++done_ < steps_) sc.spawn_continuation([this, &sc] { step(sc); });
+    return ++done_ < steps_;
+  }
+  void step(typename Side::scope& sc) {
+    if (count_step()) sc.spawn_continuation([this, &sc] { step(sc); });
+  }
+  void detached_step() {
+    if (count_step()) {
+      side_->continue_detached([this] { detached_step(); });
+      return;
+    }
+    finished_.store(true, std::memory_order_release);  // pairs with run_on_idle_pool's wait
+    finished_.notify_one();
   }
 
   // Runs until `stop`, then waits for its tasks, which reference this object.
@@ -491,6 +533,9 @@ class execl_chain {
   std::int64_t chain_ns_ = 1;
   std::atomic<std::uint64_t> bg_done_{0};
   std::atomic<std::uint64_t> bg_pending_{0};
+  // The idle-pool chain's last step ran. Static: the waiter may return and destroy the chain
+  // between the last step's store and its notify_one(); chains of one side never overlap.
+  static inline std::atomic<bool> finished_{false};
 };
 
 }  // namespace wake

@@ -58,6 +58,9 @@ struct task_ref {
   std::uint32_t util = 0;          // task_util(p)
   std::uint32_t util_est = 0;      // _task_util_est(p)
   task_presence presence = task_presence::none;
+  // presence == running only: p is its worker's only work (nothing on its deque, in its
+  // mailbox or its slot), so that worker is idle once p returns: idle_cpu_without(worker, p).
+  bool alone = false;
 };
 
 // cpu_util(): max(util, util_est) with UTIL_EST (util alone without), capped at the worker's
@@ -183,13 +186,15 @@ class pelt_signal {
 // half_imbalance_scale(imbalance_pct_numa) * its spare > 100 * the best node's spare.
 // Worker phase: in the chosen node an idle worker first, then the most spare capacity (the
 // kernel's find_idlest_group_cpu() prefers idle CPUs, then the least loaded), ties going to the
-// first in wrap order from `start`.
+// first in wrap order from `start`. With IDLE_WITHOUT, p's own worker counts as idle when p
+// runs there alone (the kernel's idle_cpu_without(), by which find_idlest_group() keeps an exec
+// on its idle-but-for-p CPU against another idle one): from start = that worker it wins the tie.
 // O(workers); only the slow path uses it. `start` is the continuation's own worker (exec), the
 // group's home (outside spawn of a group task) or a rotating hint (so ties spread).
 struct idlest_result {
   int worker = 0;
   int node = 0;
-  bool idle = false;        // view.idle(worker) when it was chosen
+  bool idle = false;        // view.idle(worker) when it was chosen (never p's own worker)
   bool kept_local = false;  // the start's node won by the imbalance margin, not by most spare
 };
 
@@ -231,20 +236,24 @@ idlest_result find_idlest(const layout& l, const V& v, int start, const task_ref
 
   bool found = false;
   bool best_idle = false;
+  bool best_own = false;
   std::uint32_t best_cap = 0;
   core::for_each_cpu_wrap(l.node_workers[static_cast<std::size_t>(best)], static_cast<std::size_t>(start),
                           [&](std::size_t bit) {
                             const int w = static_cast<int>(bit);
-                            const bool idle = static_cast<bool>(v.idle(w));
+                            const bool own = s.f.IDLE_WITHOUT && p.presence == task_presence::running &&
+                                             p.alone && w == p.worker;
+                            const bool idle = own || static_cast<bool>(v.idle(w));
                             const std::uint32_t spare = capacity_spare_without(v, w, p, s);
                             if (!found || (idle && !best_idle) || (idle == best_idle && spare > best_cap)) {
                               found = true;
                               r.worker = w;
                               best_idle = idle;
+                              best_own = own;
                               best_cap = spare;
                             }
                           });
-  r.idle = best_idle;
+  r.idle = best_idle && !best_own;  // p's own worker is no idle worker found
   return r;
 }
 

@@ -912,8 +912,11 @@ void scheduler::place(worker* w, task* t) noexcept {
       // numart does not time tasks on this path (a clock read costs more than a spawn; only a
       // task run away from its preferred node is timed, I-STEAL-17): the running task is
       // charged with its worker's whole signal, which a chain of continuations is.
+      // Alone: the owner's own snapshot; only it pushes to its deque and fills its slot, and
+      // no hand-off reaches it while it runs (its idle flag is down).
       r.task = {w->id, w->util.load(atomics::relaxed), w->util_est.load(atomics::relaxed),
-                policy::task_presence::running};
+                policy::task_presence::running,
+                w->dq.empty_estimate() && w->mailbox.empty_estimate() && w->next.load(atomics::relaxed) == nullptr};
     }
   } else {
     if (home < 0)

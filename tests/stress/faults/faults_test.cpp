@@ -231,7 +231,8 @@ TEST(Faults, LedgerUnderInjectedFaults) {
 // I-SHUT-3 with work in flight only inside the pool: an outside thread starts a detached chain
 // of continuations and shuts the runtime down at once. Nobody joins, so only quiescence stands
 // between shutdown() and a lost step. Two idle workers ping-pong the chain by mailbox hand-offs
-// (an exec placement onto the idle one). The jitter at idle_shown lets a hand-off land on a
+// (an exec placement onto the idle one: with IDLE_WITHOUT off, the default keeps the chain on
+// its worker). The jitter at idle_shown lets a hand-off land on a
 // worker that shows itself idle but has not registered yet, and the one at park_registered
 // keeps it registered with its mail unseen while the spawner parks: a quiescence check that
 // looked at the queues but not the mailboxes ended the runtime there (within 1 to 3 seeds).
@@ -247,6 +248,7 @@ TEST(Faults, DetachedWorkInsideThePoolRunsBeforeShutdownReturns) {
     {
       rt::config c;
       c.topology = rt::topology_source::synthetic("pack:1 l3:1 core:2 pu:1");
+      c.tune = "NO_IDLE_WITHOUT";
       rt::runtime r{c};
       watchdog dog(r, std::chrono::seconds(120));
       struct chain {

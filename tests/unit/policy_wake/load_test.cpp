@@ -163,6 +163,43 @@ TEST(FindIdlest, ExeclContinuationStaysLocalOnlyWithTheDiscount) {
   EXPECT_EQ(r.worker, 4);
 }
 
+// IDLE_WITHOUT: worker 2 runs p (util 300, all its signal) and spawns p's continuation while
+// workers 0, 1 and 3 of its node are idle (util 0) and nodes 1 and 2 are full. Every node-0
+// worker has 1024 spare without p, so the worker phase decides: the first idle one in wrap
+// order from 2.
+TEST(FindIdlest, ExecAloneOnItsWorkerStaysThereAgainstAnotherIdleWorker) {
+  const layout l = three_nodes();
+  table_view v(l);
+  set_utils(v, {0, 0, 300, 0, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024});
+  v.util_ests[2] = 300;
+  v.idle_flags[0] = v.idle_flags[1] = v.idle_flags[3] = true;
+  const tun::settings s;
+  tun::settings off;
+  off.f.IDLE_WITHOUT = false;
+  struct row {
+    const char* name;
+    bool alone;
+    const tun::settings* st;
+    int worker;
+    bool idle_found;  // p's own worker is not an idle worker found
+  };
+  const row rows[] = {
+      {"p alone: worker 2 idle without p, first in wrap order", true, &s, 2, false},
+      {"p with queued work: worker 3, the next idle one", false, &s, 3, true},
+      {"IDLE_WITHOUT off: worker 3", true, &off, 3, true},
+  };
+  for (const row& r : rows) {
+    const task_ref p{2, 300, 300, task_presence::running, r.alone};
+    const idlest_result got = find_idlest(l, v, 2, p, *r.st);
+    EXPECT_EQ(got.node, 0) << r.name;
+    EXPECT_EQ(got.worker, r.worker) << r.name;
+    EXPECT_EQ(got.idle, r.idle_found) << r.name;
+  }
+  // p's presence must be `running` on the start worker: a sleeping p leaves worker 2 busy.
+  const idlest_result sleeping = find_idlest(l, v, 2, {2, 300, 300, task_presence::sleeping, true}, s);
+  EXPECT_EQ(sleeping.worker, 3);
+}
+
 TEST(FindIdlest, NodesWithoutWorkersAreSkipped) {
   // Partial Opteron pool of 4 (cores 0, 8, 16, 24): nodes 4-7 have no worker.
   const layout l = make_layout(opteron(), default_worker_cores(opteron(), 4));
