@@ -371,7 +371,8 @@ int run(int argc, char** argv) {
               static_cast<long long>(kBackgroundPeriod.count()));
   std::printf("  execl-like on an idle pool: a chain of %llu steps, no ticker and no scope: an outside thread "
               "submits the first step, each step continues detached (rt::spawn_continuation; oneTBB: "
-              "task_arena::enqueue), the last wakes the outside thread\n",
+              "task_arena::enqueue, run by the arena's one worker thread: the waiting main thread does not join), "
+              "the last wakes the outside thread\n",
               static_cast<unsigned long long>(g_p.idle_steps));
   std::printf("  %d alternating rounds per side; numart is whatever spawn does today (only the public API is used)\n",
               g_p.rounds);

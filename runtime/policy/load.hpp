@@ -188,7 +188,8 @@ class pelt_signal {
 // kernel's find_idlest_group_cpu() prefers idle CPUs, then the least loaded), ties going to the
 // first in wrap order from `start`. With IDLE_WITHOUT, p's own worker counts as idle when p
 // runs there alone (the kernel's idle_cpu_without(), by which find_idlest_group() keeps an exec
-// on its idle-but-for-p CPU against another idle one): from start = that worker it wins the tie.
+// on its idle-but-for-p CPU against another idle one, whatever their loads) and wins against
+// every other idle worker.
 // O(workers); only the slow path uses it. `start` is the continuation's own worker (exec), the
 // group's home (outside spawn of a group task) or a rotating hint (so ties spread).
 struct idlest_result {
@@ -245,7 +246,8 @@ idlest_result find_idlest(const layout& l, const V& v, int start, const task_ref
                                              p.alone && w == p.worker;
                             const bool idle = own || static_cast<bool>(v.idle(w));
                             const std::uint32_t spare = capacity_spare_without(v, w, p, s);
-                            if (!found || (idle && !best_idle) || (idle == best_idle && spare > best_cap)) {
+                            if (!found || own || (idle && !best_idle) ||
+                                (idle == best_idle && !best_own && spare > best_cap)) {
                               found = true;
                               r.worker = w;
                               best_idle = idle;

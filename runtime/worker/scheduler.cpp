@@ -357,6 +357,7 @@ void scheduler::run_worker(worker& w) {
 task* scheduler::find_local(worker& w) {
   if (task* t = w.mailbox.pop()) {
     w.counters.add(ctr::counter::mailbox_taken);
+    release_slot(w);  // I-WAKE-10: the worker goes on with the mail first
     return t;
   }
   // Fairness: every injection_poll_interval pops, look at the node queue before the deque, so
@@ -912,8 +913,9 @@ void scheduler::place(worker* w, task* t) noexcept {
       // numart does not time tasks on this path (a clock read costs more than a spawn; only a
       // task run away from its preferred node is timed, I-STEAL-17): the running task is
       // charged with its worker's whole signal, which a chain of continuations is.
-      // Alone: the owner's own snapshot; only it pushes to its deque and fills its slot, and
-      // no hand-off reaches it while it runs (its idle flag is down).
+      // Alone: the owner's own snapshot; only it pushes to its deque and fills its slot. Mail
+      // can still land (a hand-off that claimed it as it cancelled a park): find_local then
+      // moves the slot's task to the deque as it takes the mail (I-WAKE-10).
       r.task = {w->id, w->util.load(atomics::relaxed), w->util_est.load(atomics::relaxed),
                 policy::task_presence::running,
                 w->dq.empty_estimate() && w->mailbox.empty_estimate() && w->next.load(atomics::relaxed) == nullptr};

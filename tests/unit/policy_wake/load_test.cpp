@@ -176,6 +176,10 @@ TEST(FindIdlest, ExecAloneOnItsWorkerStaysThereAgainstAnotherIdleWorker) {
   const tun::settings s;
   tun::settings off;
   off.f.IDLE_WITHOUT = false;
+  // Without the util discount worker 2 keeps its 300 (724 spare against the others' 1024): it
+  // still wins, as the kernel's local group does on a tie of idle CPUs whatever the loads.
+  tun::settings no_discount;
+  no_discount.f.UTIL_WITHOUT = false;
   struct row {
     const char* name;
     bool alone;
@@ -187,6 +191,7 @@ TEST(FindIdlest, ExecAloneOnItsWorkerStaysThereAgainstAnotherIdleWorker) {
       {"p alone: worker 2 idle without p, first in wrap order", true, &s, 2, false},
       {"p with queued work: worker 3, the next idle one", false, &s, 3, true},
       {"IDLE_WITHOUT off: worker 3", true, &off, 3, true},
+      {"UTIL_WITHOUT off: worker 2 still, against more spare elsewhere", true, &no_discount, 2, false},
   };
   for (const row& r : rows) {
     const task_ref p{2, 300, 300, task_presence::running, r.alone};
