@@ -1654,14 +1654,23 @@ void scheduler::balancer_glue::balance_nodes() {
     ~inflight_end() { s.outside_inflight_.fetch_sub(1, atomics::seq_cst); }
   } end{s};
   if (s.stopping_.load(atomics::seq_cst)) return;
-  std::vector<task*> batch(static_cast<std::size_t>(std::min<std::uint64_t>(d.tasks, static_cast<std::uint64_t>(s.settings_.t.steal_batch_max))));
-  batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
+  // Every allocation but pick_batch's comes before the pop; without memory for its order the
+  // whole batch goes back (I-STEAL-9), so a bad_alloc never strands a popped task.
+  const auto cap = static_cast<std::size_t>(std::min<std::uint64_t>(d.tasks, static_cast<std::uint64_t>(s.settings_.t.steal_batch_max)));
+  std::vector<task*> batch(cap);
   std::vector<policy::steal_verdict> verdicts;
+  verdicts.reserve(cap);
+  std::vector<bool> moved(cap, false);
+  batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
   for (task* t : batch) {
     verdicts.push_back(s.classify_move(s.placed_node(t), d.busiest, d.idlest, policy::balance_kind::periodic, batch.size()));
   }
-  const std::vector<std::size_t> picked = policy::pick_batch(verdicts, static_cast<std::size_t>(d.tasks));
-  std::vector<bool> moved(batch.size(), false);
+  std::vector<std::size_t> picked;
+  try {
+    picked = policy::pick_batch(verdicts, static_cast<std::size_t>(d.tasks));
+  } catch (const std::bad_alloc&) {
+    // `picked` stays empty: the loop below puts every task back.
+  }
   for (const std::size_t i : picked) {
     moved[i] = true;
     s.push_node(d.idlest, batch[i], nullptr);
