@@ -1376,11 +1376,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   idle_.prepare_park(w.id, false, true);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence(w);  // I-PARK-2
-  // I-HELP-1: past its help floor a joiner takes nothing from its mailbox or from other workers
-  // (help_once), so what waits there must not keep it spinning: it blocks, and the work is
-  // left to the others.
-  const bool deep = static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor;
-  if (!done() && (deep || (w.mailbox.empty_estimate() && !work_visible(&w)))) {
+  if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
     if (w.trace != nullptr) [[unlikely]]
       trace::park(*w.trace, trace::park_reason::join);
     // The block is idle time: the core runs nothing, as a CPU whose thread sleeps on a futex
