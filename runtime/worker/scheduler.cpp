@@ -1654,8 +1654,9 @@ void scheduler::balancer_glue::balance_nodes() {
     ~inflight_end() { s.outside_inflight_.fetch_sub(1, atomics::seq_cst); }
   } end{s};
   if (s.stopping_.load(atomics::seq_cst)) return;
-  // Every allocation but pick_batch's comes before the pop; without memory for its order the
-  // whole batch goes back (I-STEAL-9), so a bad_alloc never strands a popped task.
+  // The vectors are sized before the pop, and without memory for pick_batch's order the whole
+  // batch goes back (I-STEAL-9, counted as refused). The pushes themselves may still need a
+  // queue node (injection_queue), as every spawn's may: that failure ends the process.
   const auto cap = static_cast<std::size_t>(std::min<std::uint64_t>(d.tasks, static_cast<std::uint64_t>(s.settings_.t.steal_batch_max)));
   std::vector<task*> batch(cap);
   std::vector<policy::steal_verdict> verdicts;
