@@ -10,6 +10,7 @@
 // touched on the slow paths.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,7 +24,7 @@ class idle_set {
   idle_set(int workers, int max_searching)
       : workers_(workers), max_searching_(max_searching < 1 ? 1 : max_searching),
         unparked_(static_cast<std::uint32_t>(workers)), sleeping_(static_cast<std::size_t>(workers), 0),
-        as_searcher_(static_cast<std::size_t>(workers), 0) {
+        as_searcher_(static_cast<std::size_t>(workers), 0), searchable_(static_cast<std::size_t>(workers), 1) {
     sleepers_.reserve(static_cast<std::size_t>(workers));
   }
 
@@ -41,8 +42,10 @@ class idle_set {
   // Returns true when this worker was the last searcher.
   // A worker blocked in a join registers the same way with `joiner` set: spawns may then wake
   // it to help, and the joiners count keeps the runtime from looking quiescent while a task is
-  // still in the middle of its join (I-SHUT-3).
-  bool prepare_park(int w, bool was_searching, bool joiner = false) noexcept {
+  // still in the middle of its join (I-SHUT-3). A joiner that may not help (I-HELP-1: past its
+  // help floor) registers with `can_search` false: take_sleeper_to_search() never picks it, so
+  // a wake-up for new work always reaches a worker that can take it (I-PARK-12).
+  bool prepare_park(int w, bool was_searching, bool joiner = false, bool can_search = true) noexcept {
     lock();
     if (joiner) joiners_.fetch_add(1, S::seq_cst);
     ++epoch_;
@@ -50,6 +53,7 @@ class idle_set {
     unparked_.fetch_sub(1, S::seq_cst);
     sleepers_.push_back(w);
     sleeping_[static_cast<std::size_t>(w)] = 1;
+    searchable_[static_cast<std::size_t>(w)] = can_search ? 1 : 0;
     unlock();
     return last;
   }
@@ -82,14 +86,17 @@ class idle_set {
     return unparked_.load(S::seq_cst) < static_cast<std::uint32_t>(workers_) && searching_.load(S::seq_cst) == 0;
   }
 
-  // Takes one sleeper off the list as a searcher; -1 when none should be woken.
+  // Takes one sleeper off the list as a searcher, the newest that can search (I-PARK-12); -1
+  // when none should be woken or none can search.
   int take_sleeper_to_search() noexcept {
     if (!should_wake()) return -1;
     lock();
     int w = -1;
-    if (should_wake() && !sleepers_.empty()) {
-      w = sleepers_.back();
-      sleepers_.pop_back();
+    std::size_t i = should_wake() ? sleepers_.size() : 0;
+    while (i > 0 && searchable_[static_cast<std::size_t>(sleepers_[i - 1])] == 0) --i;
+    if (i > 0) {
+      w = sleepers_[i - 1];
+      sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i - 1));
       sleeping_[static_cast<std::size_t>(w)] = 0;
       as_searcher_[static_cast<std::size_t>(w)] = 1;
       searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
@@ -180,6 +187,7 @@ class idle_set {
   std::vector<int> sleepers_;
   std::vector<unsigned char> sleeping_;
   std::vector<unsigned char> as_searcher_;
+  std::vector<unsigned char> searchable_;  // by worker, meaningful while it sleeps
 };
 
 }  // namespace rt::sync

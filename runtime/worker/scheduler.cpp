@@ -1310,6 +1310,7 @@ void scheduler::release(task* t, bool joined) noexcept {
 // restores the deque exactly (pop took the bottom slot, push refills it).
 bool scheduler::help_once(worker& w) {
   const bool deep = static_cast<const char*>(__builtin_frame_address(0)) < w.help_floor;
+  w.help_deep = deep;
   if (task* cont = take_slot(w)) {  // I-WAKE-10
     if (!deep || cont->depth >= w.depth) {
       execute(&w, cont);
@@ -1373,10 +1374,15 @@ void scheduler::block_joiner(worker& w, const Done& done) {
   w.remote_frees.flush();  // I-POOL-2: no frame of another pool is held while this blocks
   w.group_refs.flush();    // I-GROUP-2: nor a group reference
   RT_DEBUG_ASSERT(w.next.load(atomics::relaxed) == nullptr, "I-WAKE-10", "a joiner blocks with a continuation in its slot");
-  idle_.prepare_park(w.id, false, true);
+  // I-PARK-12: past its help floor (help_once's verdict of this round: help_or_spin ran it last)
+  // a joiner takes nothing from its mailbox or from other workers, so what waits there must not
+  // keep it spinning, and a wake-up for new work must not pick it: it registers as a sleeper
+  // that cannot search, and blocks.
+  const bool deep = w.help_deep;
+  idle_.prepare_park(w.id, false, true, !deep);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence(w);  // I-PARK-2
-  if (!done() && w.mailbox.empty_estimate() && !work_visible(&w)) {
+  if (!done() && (deep || (w.mailbox.empty_estimate() && !work_visible(&w)))) {
     if (w.trace != nullptr) [[unlikely]]
       trace::park(*w.trace, trace::park_reason::join);
     // The block is idle time: the core runs nothing, as a CPU whose thread sleeps on a futex

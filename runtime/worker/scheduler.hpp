@@ -136,6 +136,9 @@ struct alignas(sync::kCacheLine) worker {
   // before it registers as a blocked joiner), read by completions that finish a group (I-TASK-5).
   atomics::atomic<const void*> awaiting{nullptr};
   const char* help_floor = nullptr;  // below this stack address, help only from the own deque
+  // help_once's last verdict on help_floor (owner only): block_joiner acts on the same one, so
+  // that a joiner never blocks past work its helping would have taken (I-PARK-12).
+  bool help_deep = false;
   bool searching = false;
   // The haltpoll window this worker polls for before it parks or blocks in a join
   // (policy/idle_poll.hpp), and when its current idle stretch began (0: not idle). Owner only.

@@ -1,0 +1,115 @@
+// I-PARK-12. A joiner past its help floor (I-HELP-1: help_stack_reserve_pct of its stack in use)
+// takes no task of another worker, its mailbox's included. Such tasks must not keep it from
+// blocking (I-PARK-2's re-check): before, its block saw them every time and it went back to
+// spinning, a block attempt per search, for as long as the join lasted. Blocked, it is a
+// sleeper that cannot search, and a wake-up for new work must never pick it (else two such
+// joiners could pass the searcher's role between themselves while a worker that could take the
+// work sleeps on). Real threads on a virtual two-core topology (idle polling off there, so
+// nothing but that re-check keeps it awake), and the idle set itself.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+
+#include "rt/rt.hpp"
+#include "sync/idle.hpp"
+
+namespace {
+
+constexpr std::size_t kFrameBytes = 64 * 1024;
+
+// Runs f below `levels` frames of kFrameBytes each, every frame touched so that it is really
+// on the stack.
+template <class F>
+void below(int levels, const F& f) {
+  volatile char pad[kFrameBytes];
+  pad[0] = 1;
+  pad[kFrameBytes - 1] = 1;
+  if (levels == 0)
+    f();
+  else
+    below(levels - 1, f);
+  pad[kFrameBytes / 2] = pad[0];
+}
+
+// Frames of kFrameBytes that put more than 15 % of the calling thread's stack in use.
+int levels_for_15_percent() {
+  pthread_attr_t attr;
+  std::size_t size = 8u << 20;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* base = nullptr;
+    static_cast<void>(pthread_attr_getstack(&attr, &base, &size));
+    pthread_attr_destroy(&attr);
+  }
+  return static_cast<int>(size * 15 / 100 / kFrameBytes) + 1;
+}
+
+TEST(DeepJoin, AJoinerPastItsHelpFloorBlocksWhileWorkItMayNotTakeWaits) {
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:1 l3:1 core:2 pu:1");
+  c.tune = "help_stack_reserve_pct=90";  // the floor: 10 % of the stack in use
+  rt::runtime r{c};
+  std::atomic<bool> held{false}, deep{false}, queued{false}, release{false};
+  std::atomic<int> holder_worker{-1}, joiner_worker{-1};
+  std::atomic<std::uint64_t> blocks_at_join{0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto wait_for = [&](const std::atomic<bool>& flag) {
+    while (!flag.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return flag.load();
+  };
+  // The holder occupies one worker and, once the joiner is deep, queues a task on its deque.
+  auto holder = r.spawn([&] {
+    holder_worker.store(rt::runtime::current_worker());
+    held.store(true);
+    if (wait_for(deep)) static_cast<void>(rt::spawn([] {}));
+    queued.store(true);
+    wait_for(release);
+  });
+  ASSERT_TRUE(wait_for(held));
+  auto joiner = r.spawn([&] {
+    joiner_worker.store(rt::runtime::current_worker());
+    below(levels_for_15_percent(), [&] {
+      blocks_at_join.store(r.stats().total("join_blocks"));
+      deep.store(true);
+      holder.join();
+    });
+  });
+  ASSERT_TRUE(wait_for(queued));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the join lasts this long at least
+  const std::uint64_t blocks = r.stats().total("join_blocks") - blocks_at_join.load();
+  release.store(true);
+  joiner.join();
+  ASSERT_NE(holder_worker.load(), joiner_worker.load()) << "the joiner ran on the holder's worker";
+  EXPECT_GE(blocks, 1u) << "the deep joiner never blocked";
+  // One block, plus one per wake-up by a spawn or a spurious futex return: a spinning joiner
+  // counted one per search round (thousands in 100 ms).
+  EXPECT_LE(blocks, 3u) << "the deep joiner kept re-trying its block while the holder's task waited";
+}
+
+// Worker 0 parks first, then workers 1 and 2 block as joiners that cannot search: the wake-up
+// for new work takes worker 0, and none is left for a second one.
+TEST(DeepJoin, TheIdleSetNeverWakesASleeperThatCannotSearch) {
+  rt::sync::idle_set<rt::sync::native> set(3, 3);
+  static_cast<void>(set.prepare_park(0, false));
+  static_cast<void>(set.prepare_park(1, false, true, false));
+  static_cast<void>(set.prepare_park(2, false, true, false));
+  EXPECT_TRUE(set.should_wake());
+  EXPECT_EQ(set.take_sleeper_to_search(), 0);
+  EXPECT_EQ(set.after_wake(0), rt::sync::idle_set<rt::sync::native>::wake_kind::as_searcher);
+  EXPECT_TRUE(set.stop_searching());
+  EXPECT_EQ(set.take_sleeper_to_search(), -1) << "a joiner that cannot search was woken to search";
+  // They still leave the list as before: their cancel, or a directed wake.
+  EXPECT_EQ(set.cancel_park(1, true), rt::sync::idle_set<rt::sync::native>::cancel_result::cancelled);
+  EXPECT_TRUE(set.take_sleeper(2));
+  EXPECT_EQ(set.joiner_count(), 1u);  // worker 2's block ends with its own cancel_park
+  // A searchable registration of the same worker later is picked again.
+  static_cast<void>(set.cancel_park(2, true));
+  static_cast<void>(set.prepare_park(2, false));
+  EXPECT_EQ(set.take_sleeper_to_search(), 2);
+}
+
+}  // namespace
