@@ -574,6 +574,13 @@ bool scheduler::work_visible(const worker* except) const {
   return false;
 }
 
+bool scheduler::enter_outside() noexcept {
+  outside_inflight_.fetch_add(1, atomics::seq_cst);
+  if (!stopping_.load(atomics::seq_cst)) return true;
+  leave_outside();
+  return false;
+}
+
 // Whether any worker's mailbox holds a task. Only quiescence asks (I-SHUT-3): a hand-off's
 // target may be registered with its mail not yet taken (its re-check only looks; it cancels
 // after). Another worker cannot take mail (I-MBX-3), so a parking worker's own re-check leaves
@@ -791,15 +798,8 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
     throw std::invalid_argument("numart: spawn_on(node " + std::to_string(target.node) + "): the topology has " +
                                 std::to_string(topo_.node_count()) + " nodes");
   }
-  if (w == nullptr) {
-    // I-SHUT-2: count the spawn in flight before checking stopping_, both seq_cst, so that
-    // shutdown() either sees it in flight or this check sees stopping_.
-    outside_inflight_.fetch_add(1, atomics::seq_cst);
-    if (stopping_.load(atomics::seq_cst)) {
-      outside_inflight_.fetch_sub(1, atomics::seq_cst);
-      throw rt::runtime_stopped("numart: spawn on runtime '" + name_ + "' after shutdown began");
-    }
-  }
+  if (w == nullptr && !enter_outside())
+    throw rt::runtime_stopped("numart: spawn on runtime '" + name_ + "' after shutdown began");
   void* mem = nullptr;
   std::uint16_t flags = 0;
   if (w != nullptr && size <= kPooledPayload && align <= kTaskAlign) {
@@ -818,7 +818,7 @@ task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::siz
     if (w != nullptr) w->counters.add(ctr::counter::frames_allocated);
   }
   if (mem == nullptr) {
-    if (w == nullptr) outside_inflight_.fetch_sub(1, atomics::seq_cst);
+    if (w == nullptr) leave_outside();
     throw std::bad_alloc();
   }
   task* t = static_cast<task*>(mem);
@@ -845,7 +845,7 @@ void scheduler::abandon(task* t) noexcept {
   const bool outside = t->spawner < 0;
   if (!outside) tls_worker->counters.add(ctr::counter::frames_abandoned);  // I-CTR-7
   free_frame(t, outside ? nullptr : tls_worker);
-  if (outside) outside_inflight_.fetch_sub(1, atomics::seq_cst);
+  if (outside) leave_outside();
 }
 
 void scheduler::submit(task* t) noexcept {
@@ -868,7 +868,7 @@ void scheduler::submit(task* t) noexcept {
     place(nullptr, t);
   else
     push_node(t->node, t, nullptr);
-  outside_inflight_.fetch_sub(1, atomics::seq_cst);  // I-SHUT-2: after the push (or hand-off)
+  leave_outside();  // I-SHUT-2: after the push (or hand-off)
 }
 
 // DESIGN.md §4 steps 2-3; docs/design/wake-path.md §6.
@@ -1651,23 +1651,19 @@ void scheduler::balancer_glue::balance_nodes() {
   const policy::node_balance_decision d =
       policy::decide_node_balance(queued, load, s.layout_.node_capacity, s.settings_.t.imbalance_pct_numa);
   if (d.outcome != policy::node_balance_outcome::move) return;
-  // I-SHUT-2: between its pop and its pushes the batch is in no queue, and this thread is no
-  // worker, so quiescence (I-SHUT-3) could not see it: the transfer counts as an outside spawn
-  // in flight, and none starts once shutdown has begun.
-  s.outside_inflight_.fetch_add(1, atomics::seq_cst);
-  struct inflight_end {
-    scheduler& s;
-    ~inflight_end() { s.outside_inflight_.fetch_sub(1, atomics::seq_cst); }
-  } end{s};
-  if (s.stopping_.load(atomics::seq_cst)) return;
   // The vectors are sized before the pop, and without memory for pick_batch's order the whole
-  // batch goes back (I-STEAL-9, counted as refused). The pushes themselves may still need a
-  // queue node (injection_queue), as every spawn's may: that failure ends the process.
+  // batch goes back (I-STEAL-9, counted as refused), so nothing throws between the pop and the
+  // pushes. The pushes themselves may still need a queue node (injection_queue), as every
+  // spawn's may: that failure ends the process.
   const auto cap = static_cast<std::size_t>(std::min<std::uint64_t>(d.tasks, static_cast<std::uint64_t>(s.settings_.t.steal_batch_max)));
   std::vector<task*> batch(cap);
   std::vector<policy::steal_verdict> verdicts;
   verdicts.reserve(cap);
   std::vector<bool> moved(cap, false);
+  // I-SHUT-2: between its pop and its pushes the batch is in no queue, and this thread is no
+  // worker, so quiescence (I-SHUT-3) could not see it: the transfer counts as an outside push
+  // in flight, and none starts once shutdown has begun.
+  if (!s.enter_outside()) return;
   batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
   for (task* t : batch) {
     verdicts.push_back(s.classify_move(s.placed_node(t), d.busiest, d.idlest, policy::balance_kind::periodic, batch.size()));
@@ -1688,6 +1684,7 @@ void scheduler::balancer_glue::balance_nodes() {
     s.push_node(d.busiest, batch[i], nullptr);  // I-STEAL-9: back where it was
     ++kept;
   }
+  s.leave_outside();
   s.outside_counters_.add_shared(ctr::counter::node_balance_moves, picked.size());
   if (kept > 0) s.outside_counters_.add_shared(ctr::counter::node_balance_refused, kept);
 }

@@ -225,6 +225,11 @@ class scheduler {
                                       std::uint64_t src_queued) const noexcept;
   bool work_visible(const worker* except = nullptr) const;
   bool mail_visible() const;
+  // I-SHUT-2: a push from outside the workers counts itself in flight, then checks stopping_
+  // (both seq_cst), so that shutdown() either sees it in flight or it sees stopping_; false
+  // (and not counted) once shutdown has begun. leave_outside() after the push.
+  bool enter_outside() noexcept;
+  void leave_outside() noexcept { outside_inflight_.fetch_sub(1, atomics::seq_cst); }
   void park(worker& w);
   void stop_searching(worker& w) noexcept;
   void execute(worker* w, task* t) noexcept;
@@ -311,7 +316,9 @@ class scheduler {
   sync::idle_set<atomics> idle_;
   // I-SHUT-1: set once by shutdown(); read acquire by task_alloc from outside threads.
   atomics::atomic<bool> stopping_{false};
-  // I-SHUT-2: outside-thread spawns between their stopping_ check and their push.
+  // I-SHUT-2: pushes from outside the workers (outside-thread spawns, the balancer's node-queue
+  // transfers) between their stopping_ check and their push. Only through the two functions
+  // below.
   atomics::atomic<std::int64_t> outside_inflight_{0};
   // I-SHUT-2: set by shutdown() once outside_inflight_ reached zero after stopping_; only then
   // may a worker declare the runtime quiescent.
