@@ -148,16 +148,22 @@ void bm_schbench(benchmark::State& st, Side& side, const std::string& workload, 
   st.counters["moved"] = moved / runs;
 }
 
+// execl (`idle_pool` false: the chain in a fork-join scope, with the background ticker) and
+// execl_idle (true: the detached chain on an idle pool, no ticker).
 template <class Side>
-void bm_execl(benchmark::State& st, Side& side, const std::string& workload, const std::string& name) {
-  wake::execl_chain<Side> ch(side, g_p.execl_steps, g_background_iters, kBackgroundPeriod);
+void bm_execl(benchmark::State& st, Side& side, const std::string& workload, const std::string& name, bool idle_pool) {
+  const std::uint64_t steps = idle_pool ? g_p.idle_steps : g_p.execl_steps;
+  wake::execl_chain<Side> ch(side, steps, g_background_iters, kBackgroundPeriod);
   std::this_thread::sleep_for(kSettle);
   const counter_list c0 = counters_now(side);
   double seconds = 0;
   double migrations = 0;
   double background = 0;
   for (auto _ : st) {
-    ch.run();
+    if (idle_pool)
+      ch.run_on_idle_pool();
+    else
+      ch.run();
     if (std::string why = ch.verify(); !why.empty()) return fail(st, workload, name, why);
     seconds += ch.chain_seconds();
     migrations += ch.migrations_per_step();
@@ -166,27 +172,8 @@ void bm_execl(benchmark::State& st, Side& side, const std::string& workload, con
   report_counters(st, c0, counters_now(side));
   const auto runs = static_cast<double>(st.iterations());
   st.counters["migr_per_step"] = migrations / runs;
-  st.counters["steps_per_s"] = static_cast<double>(g_p.execl_steps) * runs / seconds;
-  st.counters["bg_cores"] = background / runs;
-}
-
-template <class Side>
-void bm_execl_idle(benchmark::State& st, Side& side, const std::string& workload, const std::string& name) {
-  wake::execl_chain<Side> ch(side, g_p.idle_steps);
-  std::this_thread::sleep_for(kSettle);
-  const counter_list c0 = counters_now(side);
-  double seconds = 0;
-  double migrations = 0;
-  for (auto _ : st) {
-    ch.run_on_idle_pool();
-    if (std::string why = ch.verify(); !why.empty()) return fail(st, workload, name, why);
-    seconds += ch.chain_seconds();
-    migrations += ch.migrations_per_step();
-  }
-  report_counters(st, c0, counters_now(side));
-  const auto runs = static_cast<double>(st.iterations());
-  st.counters["migr_per_step"] = migrations / runs;
-  st.counters["steps_per_s"] = static_cast<double>(g_p.idle_steps) * runs / seconds;
+  st.counters["steps_per_s"] = static_cast<double>(steps) * runs / seconds;
+  if (!idle_pool) st.counters["bg_cores"] = background / runs;
 }
 
 // ---- registration ------------------------------------------------------------------------
@@ -228,11 +215,11 @@ void register_all() {
   };
   bench::register_side_by_side("schbench", sides_for("schbench", scan, sch), g_p.rounds, 1);
   auto exe = [](benchmark::State& st, auto& side, const std::string& w, const std::string& n) {
-    bm_execl(st, side, w, n);
+    bm_execl(st, side, w, n, false);
   };
   bench::register_side_by_side("execl", sides_for("execl", execl, exe), g_p.rounds, 1);
   auto idle = [](benchmark::State& st, auto& side, const std::string& w, const std::string& n) {
-    bm_execl_idle(st, side, w, n);
+    bm_execl(st, side, w, n, true);
   };
   // SIS_PROP (the default) and its IDLE_WITHOUT A/B.
   const std::vector<std::size_t> idle_variants{0, std::size(kScanVariants) + 1};

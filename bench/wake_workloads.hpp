@@ -431,13 +431,12 @@ class schbench {
 template <class Side>
 class execl_chain {
  public:
-  // `steps` sequential steps; during the run a ticker thread submits a task of `bg_iters`
+  // `steps` sequential steps; during run() a ticker thread submits a task of `bg_iters`
   // spin() iterations every `bg_period`.
   execl_chain(Side& side, std::uint64_t steps, std::uint64_t bg_iters, std::chrono::microseconds bg_period)
       : side_(&side), steps_(steps), bg_iters_(bg_iters), bg_period_(bg_period) {}
-  // On an idle pool: no ticker, no scope.
-  execl_chain(Side& side, std::uint64_t steps) : side_(&side), steps_(steps), bg_iters_(0), bg_period_(0) {}
 
+  // The chain on an idle pool: no ticker, no scope.
   void run_on_idle_pool() {
     reset();
     finished_.store(false, std::memory_order_relaxed);
