@@ -23,7 +23,8 @@ core::rng& thread_rng() {
 namespace detail {
 std::atomic<bool> g_armed{false};
 
-void hit(site) noexcept {
+void hit(site s) noexcept {
+  if (g_plan.at_point != nullptr) g_plan.at_point(s, g_plan.at_point_arg);
   core::rng& r = thread_rng();
   if (r.next_below(1000) >= g_plan.jitter_per_mille) return;
   g_injected.fetch_add(1, std::memory_order_relaxed);

@@ -20,6 +20,7 @@ enum class site : std::uint8_t {
   handoff_mailed,   // a hand-off mailed its task, before reading the sleeper list (I-WAKE-5)
   task_completed,   // a task ran, before its completion is published (I-TASK-1..5)
   shutdown_step,    // shutdown() between stopping, draining and waiting (I-SHUT-1..3)
+  balance_popped,   // the balancer's node transfer popped its batch, before its pushes (I-SHUT-2)
 };
 
 struct plan {
@@ -27,6 +28,11 @@ struct plan {
   unsigned jitter_per_mille = 0;  // chance that a point delays, in 1/1000
   unsigned max_spin = 2000;       // a delay spins up to this many pause instructions, or yields
   int fail_thread_start = -1;     // the worker index whose thread creation fails, or -1
+  // Called at every point, before the delay, on the thread that reached it: a test that must
+  // hold one protocol step open while it acts from another thread does it here; it must not
+  // throw. Null: none.
+  void (*at_point)(site, void*) = nullptr;
+  void* at_point_arg = nullptr;
 };
 
 // Test side. Not thread-safe against running runtimes' start-up: arm before constructing the

@@ -1665,6 +1665,7 @@ void scheduler::balancer_glue::balance_nodes() {
   // in flight, and none starts once shutdown has begun.
   if (!s.enter_outside()) return;
   batch.resize(s.injection_[static_cast<std::size_t>(d.busiest)]->pop_batch(batch.data(), batch.size()));
+  sync::fault::point(sync::fault::site::balance_popped);
   for (task* t : batch) {
     verdicts.push_back(s.classify_move(s.placed_node(t), d.busiest, d.idlest, policy::balance_kind::periodic, batch.size()));
   }

@@ -268,6 +268,60 @@ TEST(Faults, DetachedWorkInsideThePoolRunsBeforeShutdownReturns) {
   EXPECT_GT(fault::injected(), 0u) << "no fault was injected: the points are not reached";
 }
 
+// I-SHUT-2 for the balancer's transfer between node queues: between its pop and its pushes the
+// batch is in no queue, on a thread that is no worker. The test holds the first transfer open
+// at balance_popped, shuts the runtime down from the main thread meanwhile, and keeps holding
+// for 300 ms: if quiescence could be reached without the batch, the workers finish the rest,
+// terminate, and the batch is pushed into queues nobody reads any more. Every task must run.
+TEST(Faults, ABatchTheBalancerHoldsRunsBeforeShutdownReturns) {
+  struct hold_state {
+    std::atomic<bool> fired{false};
+    std::atomic<bool> shutdown_called{false};
+  } hold;
+  fault::plan p;
+  p.at_point = [](fault::site s, void* arg) {
+    auto& h = *static_cast<hold_state*>(arg);
+    if (s != fault::site::balance_popped || h.fired.exchange(true)) return;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!h.shutdown_called.load() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  p.at_point_arg = &hold;
+  fault::arm(p);
+  constexpr int kPerRound = 2000;
+  std::atomic<int> ran{0};
+  int spawned = 0;
+  {
+    rt::config c;
+    c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
+    c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
+    rt::runtime r{c};
+    watchdog dog(r, std::chrono::seconds(120));
+    // Tasks queued on node 0 faster than its workers start them, with node 1's workers idle:
+    // what the periodic node balance moves (docs/design/stealing.md section 3).
+    for (int round = 0; round < 50 && !hold.fired.load(); ++round) {
+      for (int i = 0; i < kPerRound; ++i) {
+        r.spawn_on(rt::node_id{0}, [&ran] {
+           const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+           while (std::chrono::steady_clock::now() < until) {
+           }
+           ran.fetch_add(1, std::memory_order_relaxed);
+         }).detach();
+        ++spawned;
+      }
+      const auto round_end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      while (!hold.fired.load() && ran.load() < spawned && std::chrono::steady_clock::now() < round_end)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    hold.shutdown_called.store(true);
+    EXPECT_TRUE(hold.fired.load()) << "the balancer moved no batch between node queues in 50 rounds";
+    r.shutdown();
+    EXPECT_EQ(ran.load(), spawned) << "shutdown returned with tasks the balancer held never run";
+  }
+  fault::disarm();
+}
+
 TEST(Faults, ThreadCreationFailureIsAClearErrorAndLeaksNothing) {
   for (int at : {0, 1, 5}) {
     fault::plan p;
