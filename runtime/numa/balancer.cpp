@@ -1,9 +1,11 @@
 // The NUMA balancer thread: docs/design/numa-balancer.md (I-BAL-N).
 #include "numa/balancer.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 
 #include "sync/clock.hpp"
 #include "sync/futex.hpp"
@@ -84,10 +86,13 @@ void balancer::note_region(const void* key) {
   sync::native_futex::wake_all(wake_);
 }
 
-void balancer::start() {
+void balancer::start(const std::string& thread_name) {
   if (thread_.joinable()) return;
   stop_.store(0, sync::native::release);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this, tname = thread_name.substr(0, 15)] {
+    pthread_setname_np(pthread_self(), tname.c_str());
+    run();
+  });
 }
 
 void balancer::stop() noexcept {
@@ -128,7 +133,15 @@ void balancer::run() {
   for (;;) {
     const std::uint32_t seen = wake_.load(sync::native::acquire);
     const std::uint64_t began = sync::now_ns();
-    if (pass()) served = seen;  // a skipped pass (I-BAL-1) leaves its kicks pending
+    // I-BAL-8: a pass that cannot allocate is abandoned and counted as skipped, like a pass
+    // skipped by I-BAL-1 (its kicks stay pending); the thread lives on.
+    bool ran = false;
+    try {
+      ran = pass();
+    } catch (const std::bad_alloc&) {
+      host_.count(balancer_event::period_skipped, 1);
+    }
+    if (ran) served = seen;  // a skipped pass (I-BAL-1) leaves its kicks pending
     if (!sleep_until(began + ms_to_ns(period_ms_.load(sync::native::relaxed)), true)) return;
   }
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -85,8 +86,9 @@ class balancer {
   // end of a period that may have grown to numa_scan_period_max_ms (I-BAL-7).
   void note_region(const void* key);
 
-  // Starts the thread (NUMA_BALANCING on) / stops and joins it. Idempotent.
-  void start();
+  // Starts the thread (NUMA_BALANCING on), named `thread_name` (at most 15 bytes are kept) /
+  // stops and joins it. Idempotent.
+  void start(const std::string& thread_name);
   void stop() noexcept;
 
   // One period, on the calling thread (the thread's loop calls it; tests may too). Returns

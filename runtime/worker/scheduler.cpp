@@ -285,8 +285,9 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
     stats_watcher_ = std::make_unique<stats_signal_watcher>(
         [this] { trace::write_stats_file(snapshot(), stats_path_, std::cerr); });
   // I-BAL-6: one node has nothing to balance (the kernel enables NUMA balancing only when
-  // more than one node is online).
-  if (settings_.f.NUMA_BALANCING && topo_.node_count() > 1) balancer_->start();
+  // more than one node is online). The thread is named like the workers (<runtime name>-<id>),
+  // so that top, gdb and perf tell it apart.
+  if (settings_.f.NUMA_BALANCING && topo_.node_count() > 1) balancer_->start(name_.substr(0, 10) + "-bal");
 }
 
 void scheduler::start_workers() {

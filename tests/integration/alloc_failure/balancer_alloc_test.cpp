@@ -1,0 +1,102 @@
+// I-BAL-8: the NUMA balancer's thread survives passes that cannot allocate. This binary
+// replaces the global operator new; while `g_refuse` is set it throws std::bad_alloc on the
+// thread named "<runtime>-bal" (every other thread, and that one otherwise, gets malloc).
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "rt/rt.hpp"
+
+namespace {
+
+std::atomic<bool> g_refuse{false};
+std::atomic<std::uint64_t> g_refused{0};
+
+// Read once per thread: the balancer names its thread before its first allocation there.
+bool on_balancer_thread() noexcept {
+  thread_local const bool is = [] {
+    char name[16] = {};
+    if (pthread_getname_np(pthread_self(), name, sizeof name) != 0) return false;
+    const std::size_t n = std::strlen(name);
+    return n >= 4 && std::strcmp(name + n - 4, "-bal") == 0;
+  }();
+  return is;
+}
+
+void* allocate(std::size_t n) {
+  if (g_refuse.load(std::memory_order_relaxed) && on_balancer_thread()) {
+    g_refused.fetch_add(1, std::memory_order_relaxed);
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+// The whole unaligned family, so that every delete meets the allocator of its new (the
+// sanitizers check); the aligned family stays the library's, new and delete alike.
+void* operator new(std::size_t n) { return allocate(n); }
+void* operator new[](std::size_t n) { return allocate(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+std::uint64_t total(const rt::runtime& r, const char* counter) { return r.stats().total(counter); }
+
+// Polls `pred` every 2 ms for up to 60 s (a sanitizer build on a loaded machine is slow).
+template <class P>
+bool within_a_minute(P pred) {
+  for (int i = 0; i < 30000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+TEST(BalancerAllocation, PassesThatCannotAllocateAreSkippedAndTheBalancerLivesOn) {
+  rt::config c;
+  c.name = "allocfail";
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
+  rt::runtime r{c};
+  rt::group g{r, "g"};
+  ASSERT_TRUE(within_a_minute([&] { return total(r, "numa_passes") >= 3; })) << "the balancer never ran";
+
+  const std::uint64_t skipped = total(r, "numa_periods_skipped");
+  g_refuse.store(true);
+  const bool refused = within_a_minute(
+      [&] { return g_refused.load() >= 5 && total(r, "numa_periods_skipped") >= skipped + 5; });
+  const std::uint64_t passes = total(r, "numa_passes");
+  g_refuse.store(false);
+  EXPECT_TRUE(refused) << g_refused.load() << " allocations refused, "
+                       << total(r, "numa_periods_skipped") - skipped << " periods skipped";
+  EXPECT_TRUE(within_a_minute([&] { return total(r, "numa_passes") >= passes + 3; }))
+      << "the balancer made no pass after its allocations succeeded again";
+  // And the runtime around it works: a group's tasks run and join.
+  int sum = 0;
+  for (int i = 0; i < 100; ++i) sum += r.spawn(g, [i] { return i; }).join();
+  EXPECT_EQ(sum, 4950);
+}
+
+}  // namespace
