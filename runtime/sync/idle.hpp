@@ -3,7 +3,8 @@
 // wakes a sleeper only when nobody searches; the last searcher to find work wakes another.
 //
 // Two counters on two cache lines: searching_ (workers searching) and unparked_ (workers not
-// registered as sleepers). Written by workers (transitions) and notifiers (wake-ups), all RMWs
+// registered as sleepers that can search: a joiner that cannot, I-PARK-12, stays counted, so
+// new work never waits on it). Written by workers (transitions) and notifiers (wake-ups), all RMWs
 // seq_cst (I-PARK-1/2). should_wake() reads unparked_ first, and searching_ only when someone
 // sleeps: a spawn storm with nobody asleep reads a line that nobody writes, while the thieves
 // move searching_ once per steal (I-PARK-6). The sleepers list is guarded by lock_ and is only
@@ -43,15 +44,18 @@ class idle_set {
   // A worker blocked in a join registers the same way with `joiner` set: spawns may then wake
   // it to help, and the joiners count keeps the runtime from looking quiescent while a task is
   // still in the middle of its join (I-SHUT-3). A joiner that may not help (I-HELP-1: past its
-  // help floor) registers with `can_search` false: take_sleeper_to_search() never picks it, so
-  // a wake-up for new work always reaches a worker that can take it (I-PARK-12).
+  // help floor) registers with `can_search` false: it stays off the sleepers list and counted
+  // in unparked_, so a wake-up for new work never picks it and a notifier with only such
+  // sleepers has nobody to wake (I-PARK-12); directed wakes and cancels still find it.
   bool prepare_park(int w, bool was_searching, bool joiner = false, bool can_search = true) noexcept {
     lock();
     if (joiner) joiners_.fetch_add(1, S::seq_cst);
     ++epoch_;
     const bool last = was_searching && searching_.fetch_sub(1, S::seq_cst) == 1;
-    unparked_.fetch_sub(1, S::seq_cst);
-    sleepers_.push_back(w);
+    if (can_search) {
+      unparked_.fetch_sub(1, S::seq_cst);
+      sleepers_.push_back(w);
+    }
     sleeping_[static_cast<std::size_t>(w)] = 1;
     searchable_[static_cast<std::size_t>(w)] = can_search ? 1 : 0;
     unlock();
@@ -67,7 +71,6 @@ class idle_set {
     cancel_result r = cancel_result::already_woken;
     if (sleeping_[static_cast<std::size_t>(w)]) {
       remove_locked(w);
-      unparked_.fetch_add(1, S::seq_cst);
       r = cancel_result::cancelled;
     }
     if (joiner) joiners_.fetch_sub(1, S::seq_cst);
@@ -76,7 +79,8 @@ class idle_set {
     return r;
   }
 
-  // A hint for the wake path (relaxed): whether any worker is registered as a sleeper.
+  // A hint for the wake path (relaxed): whether any worker that can search is registered as a
+  // sleeper.
   bool anyone_parked() const noexcept {
     return unparked_.load(S::relaxed) < static_cast<std::uint32_t>(workers_);
   }
@@ -86,17 +90,15 @@ class idle_set {
     return unparked_.load(S::seq_cst) < static_cast<std::uint32_t>(workers_) && searching_.load(S::seq_cst) == 0;
   }
 
-  // Takes one sleeper off the list as a searcher, the newest that can search (I-PARK-12); -1
-  // when none should be woken or none can search.
+  // Takes the newest sleeper off the list as a searcher (the list holds only sleepers that can
+  // search, I-PARK-12); -1 when none should be woken.
   int take_sleeper_to_search() noexcept {
     if (!should_wake()) return -1;
     lock();
     int w = -1;
-    std::size_t i = should_wake() ? sleepers_.size() : 0;
-    while (i > 0 && searchable_[static_cast<std::size_t>(sleepers_[i - 1])] == 0) --i;
-    if (i > 0) {
-      w = sleepers_[i - 1];
-      sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+    if (should_wake() && !sleepers_.empty()) {
+      w = sleepers_.back();
+      sleepers_.pop_back();
       sleeping_[static_cast<std::size_t>(w)] = 0;
       as_searcher_[static_cast<std::size_t>(w)] = 1;
       searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
@@ -114,7 +116,6 @@ class idle_set {
     if (taken) {
       remove_locked(w);
       as_searcher_[static_cast<std::size_t>(w)] = 0;
-      unparked_.fetch_add(1, S::seq_cst);
       ++epoch_;
     }
     unlock();
@@ -156,7 +157,11 @@ class idle_set {
   }
 
  private:
+  // Takes a registered sleeper w off the registration: off the list and back into unparked_
+  // when it can search, else (I-PARK-12) it was on neither.
   void remove_locked(int w) noexcept {
+    sleeping_[static_cast<std::size_t>(w)] = 0;
+    if (searchable_[static_cast<std::size_t>(w)] == 0) return;
     for (std::size_t i = 0; i < sleepers_.size(); ++i) {
       if (sleepers_[i] == w) {
         sleepers_[i] = sleepers_.back();
@@ -164,7 +169,7 @@ class idle_set {
         break;
       }
     }
-    sleeping_[static_cast<std::size_t>(w)] = 0;
+    unparked_.fetch_add(1, S::seq_cst);
   }
   void lock() noexcept {
     while (lock_.exchange(true, S::acquire)) {

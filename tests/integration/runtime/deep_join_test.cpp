@@ -96,7 +96,8 @@ TEST(DeepJoin, AJoinerPastItsHelpFloorBlocksWhileWorkItMayNotTakeWaits) {
 }
 
 // Worker 0 parks first, then workers 1 and 2 block as joiners that cannot search: the wake-up
-// for new work takes worker 0, and none is left for a second one.
+// for new work takes worker 0, and none is left for a second one. With only them asleep, a
+// notifier has nobody to wake and a spawn's fast path (I-WAKE-7) holds.
 TEST(DeepJoin, TheIdleSetNeverWakesASleeperThatCannotSearch) {
   rt::sync::idle_set<rt::sync::native> set(3, 3);
   static_cast<void>(set.prepare_park(0, false));
@@ -106,15 +107,21 @@ TEST(DeepJoin, TheIdleSetNeverWakesASleeperThatCannotSearch) {
   EXPECT_EQ(set.take_sleeper_to_search(), 0);
   EXPECT_EQ(set.after_wake(0), rt::sync::idle_set<rt::sync::native>::wake_kind::as_searcher);
   EXPECT_TRUE(set.stop_searching());
+  EXPECT_FALSE(set.should_wake()) << "only joiners that cannot search sleep, yet a notifier would look for one";
+  EXPECT_FALSE(set.anyone_parked());
   EXPECT_EQ(set.take_sleeper_to_search(), -1) << "a joiner that cannot search was woken to search";
-  // They still leave the list as before: their cancel, or a directed wake.
+  EXPECT_EQ(set.quiescent_epoch(), 0u) << "blocked joiners left the runtime looking quiescent";
+  // They still leave their registration as before: their cancel, or a directed wake.
   EXPECT_EQ(set.cancel_park(1, true), rt::sync::idle_set<rt::sync::native>::cancel_result::cancelled);
   EXPECT_TRUE(set.take_sleeper(2));
+  EXPECT_FALSE(set.take_sleeper(2)) << "a directed wake took a joiner that had already left";
   EXPECT_EQ(set.joiner_count(), 1u);  // worker 2's block ends with its own cancel_park
-  // A searchable registration of the same worker later is picked again.
-  static_cast<void>(set.cancel_park(2, true));
+  EXPECT_EQ(set.cancel_park(2, true), rt::sync::idle_set<rt::sync::native>::cancel_result::already_woken);
+  // A searchable registration of the same worker later is picked again, and counts as asleep.
   static_cast<void>(set.prepare_park(2, false));
+  EXPECT_TRUE(set.anyone_parked());
   EXPECT_EQ(set.take_sleeper_to_search(), 2);
+  EXPECT_FALSE(set.anyone_parked());
 }
 
 }  // namespace
