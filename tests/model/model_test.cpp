@@ -144,5 +144,21 @@ TEST(Parking, TwoWorkersSleeperFenceDroppedIsCaught) {
   expect_deadlock(run_parking(parking_variant::sleeper_fence_dropped, 2, bounded(2)));
 }
 
+TEST(Parking, ADeepJoinerBesideAWorkerEveryScheduleWithThreePreemptions) {
+  const model_run r = run_parking_with_joiner(parking_variant::correct, bounded(3));
+  EXPECT_TRUE(r.passed) << r.report;
+  EXPECT_EQ(r.path_hits, 0u) << "the idle set made a joiner that cannot search a searcher";
+}
+
+TEST(Parking, ADeepJoinerBesideAWorkerRandomSchedules) {
+  const model_run r = run_parking_with_joiner(parking_variant::correct, random_runs(100000));
+  EXPECT_TRUE(r.passed) << r.report;
+  EXPECT_EQ(r.path_hits, 0u);
+}
+
+TEST(Parking, ADeepJoinerRegisteredAbleToSearchIsCaught) {
+  expect_deadlock(run_parking_with_joiner(parking_variant::joiner_registered_searchable, bounded(2)));
+}
+
 }  // namespace
 }  // namespace rt::model

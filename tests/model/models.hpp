@@ -78,7 +78,12 @@ enum class parking_variant {
   notifier_fence_dropped,  // defect: I-PARK-1's fence does nothing
   recheck_skipped,         // defect: the sleeper parks without re-checking the work after its fence
   cancel_result_ignored,   // defect: a cancelled park does not adopt the notifier's intent (I-PARK-5)
+  joiner_registered_searchable,  // defect: a joiner past its help floor registers able to search
 };
 model_run run_parking(parking_variant v, unsigned workers, const search& s);
+// The same with 1 worker, 1 unit and 1 joiner past its help floor (I-PARK-12) that blocks until
+// the run ends and never takes work: `correct` or `joiner_registered_searchable`. path_hits
+// counts the wake-ups that made the joiner a searcher.
+model_run run_parking_with_joiner(parking_variant v, const search& s);
 
 }  // namespace rt::model

@@ -24,6 +24,7 @@ namespace {
 // variables: Relacy runs its threads as fibers of one OS thread and does not instrument them.
 std::uint64_t g_path_hits = 0;
 bool g_unparked = false;  // parker model: the unparker has returned from unpark()
+std::uint64_t g_joiner_searches = 0;  // model 4: wake-ups that made the joiner a searcher
 
 // The parker's Fx over Relacy's futex emulation (relacy_policy.hpp, futex_wait/futex_wake).
 template <class S>
@@ -80,13 +81,17 @@ struct parker_model : rl::test_suite<parker_model<S, Fx>, 2> {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Models 1 and 3: `Workers` workers and one notifier that publishes `Units` units of work one at
-// a time. The run ends when the worker that claims the last unit stops the others (the
+// Models 1, 3 and 4: `Workers` workers and one notifier that publishes `Units` units of work one
+// at a time. The run ends when the worker that claims the last unit stops the others (the
 // terminated_ path of scheduler.cpp: a flag, then an unpark of every parker); work that nobody is
 // woken for leaves every worker parked and the notifier finished: DEADLOCK.
+// Model 4 adds `Joiners` joiners past their help floor (I-PARK-12, scheduler::block_joiner):
+// each blocks until the run ends (its awaited task is the last unit) and takes no work. It
+// registers unable to search; should the idle set ever make it a searcher anyway, it could not
+// search, so the searcher count would stay taken and the units unclaimed: DEADLOCK.
 
-template <class S, parking_variant V, int Workers, int Units>
-struct parking_model : rl::test_suite<parking_model<S, V, Workers, Units>, Workers + 1> {
+template <class S, parking_variant V, int Workers, int Units, int Joiners = 0>
+struct parking_model : rl::test_suite<parking_model<S, V, Workers, Units, Joiners>, Workers + Joiners + 1> {
   using idle_t = sync::idle_set<S>;
   using parker_t = sync::parker<S, relacy_futex<S>>;
   using dropped = relacy_policy_t<false, defect::dropped_seq_cst_fence>;
@@ -96,8 +101,8 @@ struct parking_model : rl::test_suite<parking_model<S, V, Workers, Units>, Worke
   using notifier_fence = std::conditional_t<V == parking_variant::notifier_fence_dropped, dropped, S>;
 
   // Production: max(1, workers * searching_max_pct / 100) with 50 %.
-  std::unique_ptr<idle_t> idle = std::make_unique<idle_t>(Workers, Workers / 2);
-  std::unique_ptr<parker_t> parkers[Workers];
+  std::unique_ptr<idle_t> idle = std::make_unique<idle_t>(Workers + Joiners, Workers / 2);
+  std::unique_ptr<parker_t> parkers[Workers + Joiners];
   // The queue: the notifier stores how many units it has published (release, as a deque push
   // publishes bottom); workers claim them with a CAS on `claimed` (as a steal moves top).
   typename S::template atomic<int> pushed{0};
@@ -168,13 +173,33 @@ struct parking_model : rl::test_suite<parking_model<S, V, Workers, Units>, Worke
 
   void finish(int self) {
     done.store(1, S::release);
-    for (int v = 0; v < Workers; ++v) {
+    for (int v = 0; v < Workers + Joiners; ++v) {
       if (v != self) parkers[v]->unpark();
     }
   }
 
+  // scheduler::block_joiner for a joiner past its help floor, until its join is over (`done`:
+  // the completion that unparks it, I-TASK-5, stands in finish()). I-PARK-4's spurious and
+  // stale wake-ups send it round again.
+  void block_deep(int j) {
+    constexpr bool can_search = V == parking_variant::joiner_registered_searchable;
+    for (;;) {
+      idle->prepare_park(j, false, true, can_search);
+      S::fence(S::seq_cst);  // I-PARK-2
+      if (done.load(S::acquire) == 0) parkers[j]->park();
+      if (idle->cancel_park(j, true) == idle_t::cancel_result::already_woken &&
+          idle->after_wake(j) == idle_t::wake_kind::as_searcher)
+        ++g_joiner_searches;  // made a searcher it cannot be: the searcher count stays taken
+      if (done.load(S::acquire) != 0) return;
+    }
+  }
+
   void thread(unsigned id) {
-    if (id == Workers) {
+    if (id >= Workers && id < Workers + Joiners) {
+      block_deep(static_cast<int>(id));
+      return;
+    }
+    if (id == Workers + Joiners) {
       // The notifier: scheduler::push_local for each unit.
       for (int i = 1; i <= Units; ++i) {
         pushed.store(i, S::release);
@@ -239,6 +264,17 @@ model_run run_parking_as(unsigned workers, const search& s) {
   return r;
 }
 
+model_run run_parking_with_joiner(parking_variant v, const search& s) {
+  g_joiner_searches = 0;
+  model_run r{false, "run_parking_with_joiner: only correct and joiner_registered_searchable", 0};
+  if (v == parking_variant::correct)
+    r = simulate<parking_model<relacy_policy, parking_variant::correct, 1, 1, 1>>(s);
+  if (v == parking_variant::joiner_registered_searchable)
+    r = simulate<parking_model<relacy_policy, parking_variant::joiner_registered_searchable, 1, 1, 1>>(s);
+  r.path_hits = g_joiner_searches;
+  return r;
+}
+
 model_run run_parking(parking_variant v, unsigned workers, const search& s) {
   switch (v) {
     case parking_variant::correct:
@@ -251,6 +287,8 @@ model_run run_parking(parking_variant v, unsigned workers, const search& s) {
       return run_parking_as<parking_variant::recheck_skipped>(workers, s);
     case parking_variant::cancel_result_ignored:
       return run_parking_as<parking_variant::cancel_result_ignored>(workers, s);
+    case parking_variant::joiner_registered_searchable:
+      break;  // a joiner's defect: run_parking_with_joiner
   }
   return model_run{false, "run_parking: unknown parking_variant", 0};
 }
