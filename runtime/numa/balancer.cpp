@@ -133,13 +133,15 @@ void balancer::run() {
   for (;;) {
     const std::uint32_t seen = wake_.load(sync::native::acquire);
     const std::uint64_t began = sync::now_ns();
-    // I-BAL-8: a pass that cannot allocate is abandoned and counted as skipped, like a pass
-    // skipped by I-BAL-1 (its kicks stay pending); the thread lives on.
+    // I-BAL-8: a pass that cannot allocate is abandoned and counted as skipped (once a
+    // period, whatever else skipped part of it), like a pass skipped by I-BAL-1 (its kicks stay
+    // pending); the thread lives on.
     bool ran = false;
+    skip_counted_ = false;
     try {
       ran = pass();
     } catch (const std::bad_alloc&) {
-      host_.count(balancer_event::period_skipped, 1);
+      if (!skip_counted_) host_.count(balancer_event::period_skipped, 1);
     }
     if (ran) served = seen;  // a skipped pass (I-BAL-1) leaves its kicks pending
     if (!sleep_until(began + ms_to_ns(period_ms_.load(sync::native::relaxed)), true)) return;
@@ -157,10 +159,12 @@ bool balancer::pass() {
   // explicit-only). A contended registry skips the window only; the samples already queued
   // are still scored.
   const scan_result w = regions_.protect_next_window(static_cast<std::size_t>(settings_.t.numa_scan_size_pages));
-  if (w.outcome == scan_outcome::skipped)
+  if (w.outcome == scan_outcome::skipped) {
     host_.count(balancer_event::period_skipped, 1);
-  else if (w.pages_protected > 0)
+    skip_counted_ = true;
+  } else if (w.pages_protected > 0) {
     host_.count(balancer_event::pages_protected, w.pages_protected);
+  }
   // Step 3: drain the rings into the groups' period counts.
   std::uint64_t drained = 0;
   std::uint64_t dropped = 0;
@@ -173,7 +177,18 @@ bool balancer::pass() {
   if (dropped > dropped_seen_) host_.count(balancer_event::samples_dropped, dropped - dropped_seen_);
   dropped_seen_ = dropped;
 
-  // Step 4: fold, then score every group (members under their parents).
+  // Step 4: fold, then score every group (members under their parents). Once folded, the
+  // period is spent however the pass ends: a pass abandoned for memory (I-BAL-8) must not leave
+  // it to be folded again.
+  struct spend_period {
+    std::vector<std::unique_ptr<group_entry>>& groups;
+    ~spend_period() {
+      for (auto& e : groups) {
+        e->period.clear();
+        e->counts = {};
+      }
+    }
+  } spent{groups_};
   std::uint64_t all_samples = 0;
   for (auto& e : groups_) {
     all_samples += e->period.total_mem;
@@ -264,13 +279,14 @@ bool balancer::pass() {
   }
   if (moved > 0) host_.count(balancer_event::home_moved, moved);
   if (res.member_swaps > 0) host_.count(balancer_event::member_swapped, res.member_swaps);
-  for (auto& e : groups_) {
-    e->period.clear();
-    e->counts = {};
-  }
   period_ms_.store(res.scan_period_ms, sync::native::relaxed);
-  host_.balance_nodes();
   host_.count(balancer_event::pass, 1);
+  try {
+    host_.balance_nodes();
+  } catch (const std::bad_alloc&) {
+    // I-BAL-8: the node balance allocates before it pops, so it moved nothing this period;
+    // the pass itself is done.
+  }
   return true;
 }
 
@@ -299,7 +315,15 @@ void balancer::note_sample(const sample& s) {
 // that a thief's occasional touch never drags memory away (I-BAL-4).
 void balancer::migrate_if_settled(const sample& s, group_entry& g) {
   if (!settings_.f.PAGE_MIGRATION) return;
-  auto& run = last_node_[s.page];
+  page_run* found = nullptr;
+  try {
+    found = &last_node_[s.page];
+  } catch (const std::bad_alloc&) {
+    // I-BAL-8: a sample is consumed whatever happens (a throw here would leave the ring's
+    // batch to be drained, and counted, again): without memory its page's run is not kept.
+    return;
+  }
+  page_run& run = *found;
   if (run.node != s.cpu_node) {
     run = {s.cpu_node, 1};
     return;

@@ -168,6 +168,8 @@ class balancer {
   // Balancer thread only: the node of the last sample of each page (the two-stage filter).
   std::unordered_map<std::uintptr_t, page_run> last_node_;
   std::uint64_t dropped_seen_ = 0;
+  // Balancer thread only: whether the period under way has counted a skipped period already.
+  bool skip_counted_ = false;
   // Written by the balancer thread (relaxed), read by stats: a figure, no ordering.
   sync::native::atomic<std::int64_t> period_ms_;
   // 1 asks the thread to stop. Written by stop() (release, before its increment of wake_),

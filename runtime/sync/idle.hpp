@@ -63,7 +63,7 @@ class idle_set {
   }
 
   // A worker that registered but found work on its re-check removes itself. Returns
-  // kNotRegistered when a notifier already took it off the list; then a token is (or will be)
+  // already_woken when a notifier already took its registration; then a token is (or will be)
   // pending in its parker and the notifier's intent is honoured by the caller (I-PARK-5).
   enum class cancel_result { cancelled, already_woken };
   cancel_result cancel_park(int w, bool joiner = false) noexcept {
@@ -109,7 +109,7 @@ class idle_set {
     return w;
   }
 
-  // Directed wake (mailbox hand-off, shutdown): takes worker w off the list if it sleeps.
+  // Directed wake (mailbox hand-off, shutdown): takes worker w's registration if it sleeps.
   bool take_sleeper(int w) noexcept {
     lock();
     bool taken = sleeping_[static_cast<std::size_t>(w)] != 0;
@@ -122,7 +122,7 @@ class idle_set {
     return taken;
   }
 
-  // After parker::park() returns: still on the list means the wake-up was for an earlier
+  // After parker::park() returns: still registered means the wake-up was for an earlier
   // registration or spurious, so park again (I-PARK-4). Otherwise returns whether the worker
   // was woken as a searcher (it then counts in `searching`).
   enum class wake_kind { still_parked, as_searcher, directed };

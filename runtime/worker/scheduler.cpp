@@ -1606,15 +1606,21 @@ void scheduler::balancer_glue::node_loads(std::vector<std::uint64_t>& out) {
 
 // The decision lands in the group's placement hints; the next spawn into the group moves its
 // home onto the node (group_home, I-WAKE-8). `key` is live: the balancer holds its table.
+// The active nodes are listed before anything changes: without memory for the list (I-BAL-8)
+// the group keeps its old hints whole.
 bool scheduler::balancer_glue::apply(const void* key, int preferred, std::int64_t score, const core::cpumask* active) {
   auto* g = const_cast<group_state*>(static_cast<const group_state*>(key));
+  std::vector<int> nodes;
+  if (active != nullptr) {
+    nodes.reserve(active->count());
+    active->for_each([&](std::size_t n) { nodes.push_back(static_cast<int>(n)); });
+  }
   const int before = g->preferred_node.exchange(preferred, atomics::relaxed);
   if (before != preferred && s.trace_ != nullptr) [[unlikely]]
     trace::balancer_move(s.trace_->balancer(), trace_id(g), before, preferred, score);
   if (active != nullptr) {
     std::lock_guard<std::mutex> lk(group_active_lock());
-    g->active_nodes.clear();
-    active->for_each([&](std::size_t n) { g->active_nodes.push_back(static_cast<int>(n)); });
+    g->active_nodes.swap(nodes);
   }
   return before != preferred;
 }

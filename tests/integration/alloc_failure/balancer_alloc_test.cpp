@@ -1,6 +1,7 @@
 // I-BAL-8: the NUMA balancer's thread survives passes that cannot allocate. This binary
-// replaces the global operator new; while `g_refuse` is set it throws std::bad_alloc on the
-// thread named "<runtime>-bal" (every other thread, and that one otherwise, gets malloc).
+// replaces the global unaligned operator new family; while `g_refuse` is set it throws
+// std::bad_alloc on the thread named "<runtime>-bal" (every other thread, and that one
+// otherwise, gets malloc; over-aligned allocations keep the library's operator new).
 #include <gtest/gtest.h>
 #include <pthread.h>
 
@@ -16,7 +17,10 @@
 
 namespace {
 
+// Written by the test's main thread, read by every allocation (relaxed: a switch, the test
+// polls the counters for its effect).
 std::atomic<bool> g_refuse{false};
+// Incremented by the refused allocations on the balancer's thread, read by the main thread.
 std::atomic<std::uint64_t> g_refused{0};
 
 // Read once per thread: the balancer names its thread before its first allocation there.

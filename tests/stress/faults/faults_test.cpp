@@ -274,6 +274,8 @@ TEST(Faults, DetachedWorkInsideThePoolRunsBeforeShutdownReturns) {
 // for 300 ms: if quiescence could be reached without the batch, the workers finish the rest,
 // terminate, and the batch is pushed into queues nobody reads any more. Every task must run.
 TEST(Faults, ABatchTheBalancerHoldsRunsBeforeShutdownReturns) {
+  // fired: set by the hook on the balancer's thread, read by the main thread; shutdown_called:
+  // the reverse. Each a flag, sequentially consistent.
   struct hold_state {
     std::atomic<bool> fired{false};
     std::atomic<bool> shutdown_called{false};
@@ -318,6 +320,11 @@ TEST(Faults, ABatchTheBalancerHoldsRunsBeforeShutdownReturns) {
     EXPECT_TRUE(hold.fired.load()) << "the balancer moved no batch between node queues in 50 rounds";
     r.shutdown();
     EXPECT_EQ(ran.load(), spawned) << "shutdown returned with tasks the balancer held never run";
+    // No transfer starts once shutdown has begun, so these count the held batch alone: the hook
+    // may have fired on a pop that found node 0's queue emptied meanwhile.
+    const rt::stats st = r.stats();
+    EXPECT_GT(st.total("node_balance_moves") + st.total("node_balance_refused"), 0u)
+        << "the held transfer had popped no task: nothing was held across the shutdown";
   }
   fault::disarm();
 }
