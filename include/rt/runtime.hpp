@@ -70,7 +70,9 @@ class runtime {
   }
 
   // Stops accepting spawns, runs every task already spawned and joins the workers.
-  // Idempotent; the destructor calls it.
+  // Idempotent; the destructor calls it. Called from one of this runtime's own tasks it would
+  // wait for itself: it throws std::logic_error and changes nothing (destroying the runtime
+  // there aborts with I-SHUT-4 instead: a destructor cannot throw).
   void shutdown();
 
   int workers() const;

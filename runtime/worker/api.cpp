@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/assert.hpp"
 #include "rt/numa.hpp"
 #include "rt/runtime.hpp"
 #include "rt/task_group.hpp"
@@ -68,7 +69,12 @@ detail::scheduler* make_scheduler(const config& cfg, runtime* owner) {
 }  // namespace
 
 runtime::runtime(const config& cfg) : impl_(make_scheduler(cfg, this)) {}
-runtime::~runtime() { impl_->shutdown(); }
+// A destructor cannot refuse by throwing: destroying a runtime from one of its own workers,
+// which it would wait for, aborts with I-SHUT-4.
+runtime::~runtime() {
+  RT_ASSERT(!impl_->on_own_worker(), "I-SHUT-4", "a runtime cannot be destroyed from one of its own workers");
+  impl_->shutdown();
+}
 void runtime::shutdown() { impl_->shutdown(); }
 int runtime::workers() const { return impl_->worker_count(); }
 int runtime::node_distance(node_id a, node_id b) const {

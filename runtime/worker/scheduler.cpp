@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -1538,11 +1539,13 @@ void scheduler::shutdown() {
     joined_ = true;
     return;
   }
+  // I-SHUT-4: misuse, refused before anything changes; the calling task fails with it.
+  if (on_own_worker())
+    throw std::logic_error("numart: runtime '" + name_ +
+                           "': shutdown() called from one of its own tasks, which it would wait for (I-SHUT-4); "
+                           "shut it down from a thread outside the runtime");
   std::lock_guard<std::mutex> lk(shutdown_lock_);
   if (joined_) return;
-  worker* self = tls_worker;
-  RT_ASSERT(self == nullptr || &self->sched != this, "I-SHUT-4",
-            "a runtime cannot be shut down or destroyed from one of its own workers");
   stopping_.store(true, atomics::seq_cst);  // I-SHUT-1
   sync::fault::point(sync::fault::site::shutdown_step);
   // I-SHUT-2: wait for outside spawns that passed their stopping_ check to finish their push.
@@ -1559,6 +1562,11 @@ void scheduler::shutdown() {
   joined_ = true;
   if (trace_ != nullptr) trace_->dump(std::cerr);
   if (!stats_path_.empty()) trace::write_stats_file(snapshot(), stats_path_, std::cerr);
+}
+
+bool scheduler::on_own_worker() const noexcept {
+  const worker* self = tls_worker;
+  return self != nullptr && &self->sched == this;
 }
 
 void scheduler::dump_state(std::ostream& os) const {

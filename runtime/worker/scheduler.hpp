@@ -180,7 +180,10 @@ class scheduler {
   void group_wait(task_group_state* g);
   void group_wait_noexcept(task_group_state* g) noexcept;
 
+  // Throws std::logic_error when called from one of this runtime's workers (I-SHUT-4).
   void shutdown();
+  // Whether the calling thread is one of this runtime's workers.
+  bool on_own_worker() const noexcept;
   rt::stats snapshot() const;
   bool dump_trace() const;
   void dump_state(std::ostream& os) const;
