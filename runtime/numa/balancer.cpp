@@ -253,16 +253,16 @@ bool balancer::pass() {
   for (std::size_t i = 0; i < tops.size(); ++i) {
     group_entry* t = tops[i];
     const policy::numa_group_decision& d = res.groups[i];
-    t->preferred = d.preferred >= 0 ? d.best : t->preferred;
-    t->active = d.active;
-    t->totals.scan_period_ms.store(d.scan_period_ms, sync::native::relaxed);
-    if (d.preferred >= 0) {
-      if (host_.apply(t->key, d.preferred, decision_score(*t, d.preferred), &d.active)) {
-        ++moved;
-        group_entry::live_counters::bump(t->totals.moves);
-      }
-      t->node = d.preferred;
+    // The scheduler's hints first (I-BAL-8: apply changes nothing when it cannot allocate),
+    // then this entry's record of them, so that the two never disagree.
+    if (d.preferred >= 0 && host_.apply(t->key, d.preferred, decision_score(*t, d.preferred), &d.active)) {
+      ++moved;
+      group_entry::live_counters::bump(t->totals.moves);
     }
+    t->active = d.active;
+    t->preferred = d.preferred >= 0 ? d.best : t->preferred;
+    t->totals.scan_period_ms.store(d.scan_period_ms, sync::native::relaxed);
+    if (d.preferred >= 0) t->node = d.preferred;
     const auto& ms = members[t->key];
     for (std::size_t k = 0; k < ms.size(); ++k) {
       const int node = res.member_nodes[d.members_begin + k];
@@ -305,7 +305,13 @@ void balancer::note_sample(const sample& s) {
   } else {
     ++g.counts.remote;
   }
-  migrate_if_settled(s, g);
+  // I-BAL-8: the ring's drain moves its index after the whole batch, so a throw here would
+  // leave every sample of the batch to be drained, and counted, again. Without memory for the
+  // filter's page table (or for hwloc's bitmap of a migration) the sample skips the filter.
+  try {
+    migrate_if_settled(s, g);
+  } catch (const std::bad_alloc&) {
+  }
 }
 
 // The kernel's two-stage filter (should_numa_migrate_memory): a sample's block of pages (one
@@ -315,15 +321,7 @@ void balancer::note_sample(const sample& s) {
 // that a thief's occasional touch never drags memory away (I-BAL-4).
 void balancer::migrate_if_settled(const sample& s, group_entry& g) {
   if (!settings_.f.PAGE_MIGRATION) return;
-  page_run* found = nullptr;
-  try {
-    found = &last_node_[s.page];
-  } catch (const std::bad_alloc&) {
-    // I-BAL-8: a sample is consumed whatever happens (a throw here would leave the ring's
-    // batch to be drained, and counted, again): without memory its page's run is not kept.
-    return;
-  }
-  page_run& run = *found;
+  auto& run = last_node_[s.page];
   if (run.node != s.cpu_node) {
     run = {s.cpu_node, 1};
     return;

@@ -196,9 +196,12 @@ std::vector<node_id> group::active_nodes() const {
 }
 void group::set_active_nodes(const std::vector<node_id>& nodes) {
   for (node_id n : nodes) check_node(state_, n, false);
+  // Listed before the lock: without memory the group keeps its old list whole.
+  std::vector<int> values;
+  values.reserve(nodes.size());
+  for (node_id n : nodes) values.push_back(n.value);
   std::lock_guard<std::mutex> lk(detail::group_active_lock());
-  state_->active_nodes.clear();
-  for (node_id n : nodes) state_->active_nodes.push_back(n.value);
+  state_->active_nodes.swap(values);
 }
 runtime& group::owner() const { return *state_->sched->owner(); }
 
