@@ -1,5 +1,6 @@
 #include "policy/locality.hpp"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "core/assert.hpp"
@@ -127,12 +128,33 @@ bool keep_refused_steal(const refusal_env& env, const tun::settings& s) {
   if (env.thief_refusals >= t.numa_steal_refusals) return true;
   // backlog >= pct% of the workers, in integers; always true on a node without workers.
   if (env.src_backlog * 100 >= static_cast<std::uint64_t>(t.numa_overload_queued_pct) * env.src_workers) return true;
+  if (s.f.PREDICTED_WAIT && env.src_task_ns > 0 &&
+      env.src_last_start_ns * 100 > t.numa_spill_wait_pct * env.src_task_ns)
+    return true;
   if (!s.f.OVERLOADED_NODE_STEAL) return false;
   // group_is_overloaded(): sum_nr_running > group_weight, then capacity * 100 < util * imbalance_pct.
   if (env.src_running + env.src_backlog <= env.src_workers) return false;
   const std::uint64_t capacity = static_cast<std::uint64_t>(env.src_workers) * kCapacityScale;
   const std::uint64_t util = env.src_util + (s.f.EXPORTED_NODE_UTIL ? env.src_exported : 0);
   return capacity * 100 < util * static_cast<std::uint64_t>(t.imbalance_pct_numa);
+}
+
+std::int64_t predicted_last_start_ns(std::span<std::int64_t> remaining_ns, std::span<const std::int64_t> task_ns,
+                                     std::uint64_t backlog) {
+  RT_ASSERT(remaining_ns.size() == task_ns.size(), "I-STEAL-18",
+            "predicted_last_start_ns: remaining times and task lengths of different lengths");
+  std::int64_t longest = 0;
+  for (const std::int64_t l : task_ns) longest = std::max(longest, l);
+  if (longest <= 0 || remaining_ns.empty()) return 0;
+  std::int64_t start = 0;
+  for (std::uint64_t k = 0; k < backlog; ++k) {
+    std::size_t first = 0;
+    for (std::size_t i = 1; i < remaining_ns.size(); ++i)
+      if (remaining_ns[i] < remaining_ns[first]) first = i;
+    start = remaining_ns[first];
+    remaining_ns[first] += task_ns[first] > 0 ? task_ns[first] : longest;
+  }
+  return start;
 }
 
 std::vector<std::size_t> pick_batch(std::span<const steal_verdict> verdicts, std::size_t max) {

@@ -108,7 +108,18 @@ struct refusal_env {
   std::uint32_t src_running = 0;    // workers of the source node not parked
   std::uint64_t src_util = 0;       // the sum of its workers' cpu_util() (kCapacityScale each)
   std::uint64_t src_exported = 0;   // its exported demand (demand_util(), I-STEAL-17)
+  std::int64_t src_last_start_ns = 0;  // predicted start of its last queued task, from now
+                                       // (predicted_last_start_ns(), I-STEAL-18)
+  std::int64_t src_task_ns = 0;        // its workers' group-task length (0: not known)
 };
+
+// I-STEAL-18: when the last of `backlog` queued tasks would start, from now, on workers that are
+// free in remaining_ns[i] (0: free now) and then take task_ns[i] per task (0: not known yet, the
+// longest known length stands in). Each task goes to the worker that frees first. 0 when no
+// length is known. remaining_ns is scratch: the function overwrites it. Cost: backlog times the
+// workers; the caller bounds the backlog.
+std::int64_t predicted_last_start_ns(std::span<std::int64_t> remaining_ns, std::span<const std::int64_t> task_ns,
+                                     std::uint64_t backlog);
 
 // Whether an idle thief keeps a last_resort task it found queued on its group's preferred node
 // instead of giving it back (a node without workers has none to wait for: keep, I-STEAL-8).
@@ -118,7 +129,11 @@ struct refusal_env {
 // numa_steal_refusals tasks in a row (I-STEAL-13), or when the source node's backlog reaches
 // numa_overload_queued_pct percent of its workers (I-STEAL-15): a backlog that long is not the
 // short queue of a node with spare capacity, and its last task would wait for whole rounds
-// of the node's work while a worker here idles. With OVERLOADED_NODE_STEAL, keep also when the
+// of the node's work while a worker here idles. With PREDICTED_WAIT, keep also when that last
+// task is predicted to start later than numa_spill_wait_pct of a group task's length from now
+// (I-STEAL-18): a wait that long costs more than the locality it keeps, and the prediction,
+// unlike the count, sees whether the node's workers have just started their tasks or are about
+// to finish them. With OVERLOADED_NODE_STEAL, keep also when the
 // source node is overloaded as the kernel's group_is_overloaded() says (I-STEAL-16): more
 // runnable tasks than workers (running + backlog > workers) and util * imbalance_pct_numa >
 // workers * kCapacityScale * 100. A node that already runs above its capacity's margin does not

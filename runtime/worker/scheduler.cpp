@@ -6,10 +6,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -494,6 +496,7 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
       env.src_util += seen_util(sw, now_us);
     });
     if (overload && settings_.f.EXPORTED_NODE_UTIL) env.src_exported = exported_util(src_node, now_us);
+    if (settings_.f.PREDICTED_WAIT) predict_backlog(env, src_node);
     if (policy::keep_refused_steal(env, settings_)) {
       w.steal_refusals = 0;
       w.counters.add(ctr::counter::steals_overridden);
@@ -504,6 +507,35 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   w.counters.add(ctr::counter::steals_refused);
   push_node(src_node, t, &w);
   return false;
+}
+
+// I-STEAL-18: the source node's workers, free now (parked, or between top-level group tasks)
+// or when their running group task is expected to end, and their group-task lengths. The
+// backlog is bounded at four rounds of the node's workers (the prediction is then several task
+// lengths ahead already); a node of more than kMaxPredicted workers is predicted on its first.
+void scheduler::predict_backlog(policy::refusal_env& env, int src_node) const noexcept {
+  constexpr std::size_t kMaxPredicted = 64;
+  std::array<std::int64_t, kMaxPredicted> remaining{};
+  std::array<std::int64_t, kMaxPredicted> lengths{};
+  std::size_t n = 0;
+  std::int64_t known = 0;
+  std::int64_t sum = 0;
+  const std::uint64_t now = sync::now_ns();
+  layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
+    if (n == kMaxPredicted) return;
+    const worker& sw = *workers_[id];
+    const std::uint64_t until = sw.busy_until_ns.load(atomics::relaxed);
+    remaining[n] = until > now ? static_cast<std::int64_t>(until - now) : 0;
+    lengths[n] = sw.group_task_ns;
+    if (lengths[n] > 0) {
+      ++known;
+      sum += lengths[n];
+    }
+    ++n;
+  });
+  env.src_task_ns = known > 0 ? sum / known : 0;
+  env.src_last_start_ns = policy::predicted_last_start_ns(std::span(remaining.data(), n), std::span(lengths.data(), n),
+                                                          std::min<std::uint64_t>(env.src_backlog, 4 * n));
 }
 
 // A searcher that stops searching gives its slot back; the last one wakes another, since more
@@ -1125,9 +1157,20 @@ void scheduler::execute(worker* w, task* t) noexcept {
       exported_to = pref;
     }
   }
-  const std::uint64_t start_ns = exported_to >= 0 ? sync::now_ns() : 0;
+  // I-STEAL-18: a top-level group task publishes when it is expected to end.
+  const bool timed = settings_.f.PREDICTED_WAIT && w->depth == 0 && t->affinity != nullptr;
+  const std::uint64_t start_ns = (exported_to >= 0 || timed) ? sync::now_ns() : 0;
+  if (timed) w->busy_until_ns.store(start_ns + static_cast<std::uint64_t>(w->group_task_ns), atomics::relaxed);
   run_body(*w, t);
-  if (exported_to >= 0) add_exported(exported_to, start_ns, sync::now_ns());
+  if (exported_to >= 0 || timed) {
+    const std::uint64_t end_ns = sync::now_ns();
+    if (exported_to >= 0) add_exported(exported_to, start_ns, end_ns);
+    if (timed) {
+      const auto took = static_cast<std::int64_t>(end_ns - start_ns);
+      w->group_task_ns = w->group_task_ns == 0 ? took : w->group_task_ns + (took - w->group_task_ns) / 8;
+      w->busy_until_ns.store(0, atomics::relaxed);
+    }
+  }
   w->counters.add(ctr::counter::tasks_run);  // the inline runs are added at flush (I-CTR-7)
   // I-CTR-3: a top-level task publishes the batch before complete() makes its end visible.
   // I-CTR-4: so does every injection_poll_interval-th nested one (a joiner helping).

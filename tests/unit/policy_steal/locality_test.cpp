@@ -276,6 +276,75 @@ TEST(KeepRefusedSteal, RefusalCountOrBacklogTable) {
   }
 }
 
+// I-STEAL-18: the start of a node's last queued task, each task going to the worker that frees
+// first. Times in us.
+TEST(PredictedLastStart, Table) {
+  struct row {
+    const char* name;
+    std::vector<std::int64_t> remaining;
+    std::vector<std::int64_t> lengths;
+    std::uint64_t backlog;
+    std::int64_t start;
+  };
+  const row rows[] = {
+      {"one queued, the first worker to free takes it", {300, 800}, {1000, 1000}, 1, 300},
+      {"two queued: the second worker", {300, 800}, {1000, 1000}, 2, 800},
+      {"three queued: the first worker's second task", {300, 800}, {1000, 1000}, 3, 1300},
+      {"four queued", {300, 800}, {1000, 1000}, 4, 1800},
+      {"a free worker starts the first at once", {0, 800}, {1000, 1000}, 1, 0},
+      {"then its next task", {0, 800}, {1000, 1000}, 2, 800},
+      {"a free worker with short tasks takes two before the other frees", {0, 900}, {400, 1000}, 3, 800},
+      {"an unknown length takes the longest known", {300, 800}, {0, 1000}, 3, 1300},
+      {"no length known: no prediction", {300, 800}, {0, 0}, 3, 0},
+      {"nothing queued", {300, 800}, {1000, 1000}, 0, 0},
+      {"no worker", {}, {}, 3, 0},
+  };
+  for (const row& r : rows) {
+    std::vector<std::int64_t> remaining = r.remaining;
+    EXPECT_EQ(predicted_last_start_ns(remaining, r.lengths, r.backlog), r.start) << r.name;
+  }
+}
+
+// I-STEAL-18 beside I-STEAL-15: with PREDICTED_WAIT a backlog under the count threshold is kept
+// when its last task would start later than numa_spill_wait_pct (85) of a task's length.
+TEST(KeepRefusedSteal, PredictedWaitTable) {
+  tun::settings s{};
+  ASSERT_FALSE(s.f.PREDICTED_WAIT);  // off by default
+  ASSERT_EQ(s.t.numa_spill_wait_pct, 85);
+  s.f.OVERLOADED_NODE_STEAL = false;  // the overload rule out of the way
+  struct row {
+    const char* name;
+    std::int64_t last_start;
+    std::int64_t task;
+    bool keep;
+  };
+  const row rows[] = {
+      {"starts in 900 of 1000: keep", 900, 1000, true},
+      {"starts in 850 of 1000: at the threshold, give back", 850, 1000, false},
+      {"starts in 851 of 1000: keep", 851, 1000, true},
+      {"starts in 300 of 1000: give back", 300, 1000, false},
+      {"length unknown: no opinion, give back", 5000, 0, false},
+  };
+  refusal_env env;
+  env.src_workers = 2;
+  env.src_backlog = 2;  // under I-STEAL-15's 150 %
+  for (const row& r : rows) {
+    env.src_last_start_ns = r.last_start;
+    env.src_task_ns = r.task;
+    s.f.PREDICTED_WAIT = true;
+    EXPECT_EQ(keep_refused_steal(env, s), r.keep) << r.name;
+    s.f.PREDICTED_WAIT = false;
+    EXPECT_FALSE(keep_refused_steal(env, s)) << r.name << " (feature off)";
+  }
+  s.f.PREDICTED_WAIT = true;
+  s.t.numa_spill_wait_pct = 200;  // two task lengths ahead
+  env.src_last_start_ns = 1900;
+  env.src_task_ns = 1000;
+  EXPECT_FALSE(keep_refused_steal(env, s));
+  env.src_last_start_ns = 2001;
+  EXPECT_TRUE(keep_refused_steal(env, s));
+}
+
 TEST(KeepRefusedSteal, TunablesMoveTheThresholds) {
   tun::settings s{};
   s.t.numa_overload_queued_pct = 250;  // 5 queued tasks on 2 workers
