@@ -1,6 +1,5 @@
 #include "policy/locality.hpp"
 
-#include <algorithm>
 #include <initializer_list>
 
 #include "core/assert.hpp"
@@ -139,20 +138,30 @@ bool keep_refused_steal(const refusal_env& env, const tun::settings& s) {
   return capacity * 100 < util * static_cast<std::uint64_t>(t.imbalance_pct_numa);
 }
 
+std::int64_t mean_known_length_ns(std::span<const std::int64_t> task_ns) noexcept {
+  std::int64_t sum = 0;
+  std::int64_t known = 0;
+  for (const std::int64_t l : task_ns) {
+    if (l <= 0) continue;
+    sum += l;
+    ++known;
+  }
+  return known > 0 ? sum / known : 0;
+}
+
 std::int64_t predicted_last_start_ns(std::span<std::int64_t> remaining_ns, std::span<const std::int64_t> task_ns,
                                      std::uint64_t backlog) {
   RT_ASSERT(remaining_ns.size() == task_ns.size(), "I-STEAL-18",
             "predicted_last_start_ns: remaining times and task lengths of different lengths");
-  std::int64_t longest = 0;
-  for (const std::int64_t l : task_ns) longest = std::max(longest, l);
-  if (longest <= 0 || remaining_ns.empty()) return 0;
+  const std::int64_t known = mean_known_length_ns(task_ns);
+  if (known <= 0 || remaining_ns.empty()) return 0;
   std::int64_t start = 0;
   for (std::uint64_t k = 0; k < backlog; ++k) {
     std::size_t first = 0;
     for (std::size_t i = 1; i < remaining_ns.size(); ++i)
       if (remaining_ns[i] < remaining_ns[first]) first = i;
     start = remaining_ns[first];
-    remaining_ns[first] += task_ns[first] > 0 ? task_ns[first] : longest;
+    remaining_ns[first] += task_ns[first] > 0 ? task_ns[first] : known;
   }
   return start;
 }

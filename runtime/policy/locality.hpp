@@ -113,9 +113,12 @@ struct refusal_env {
   std::int64_t src_task_ns = 0;        // its workers' group-task length (0: not known)
 };
 
+// I-STEAL-18: the mean of the known task lengths (0 stands for not known yet); 0 when none is.
+std::int64_t mean_known_length_ns(std::span<const std::int64_t> task_ns) noexcept;
+
 // I-STEAL-18: when the last of `backlog` queued tasks would start, from now, on workers that are
 // free in remaining_ns[i] (0: free now) and then take task_ns[i] per task (0: not known yet, the
-// longest known length stands in). Each task goes to the worker that frees first. 0 when no
+// mean of the known lengths stands in). Each task goes to the worker that frees first. 0 when no
 // length is known. remaining_ns is scratch: the function overwrites it. Cost: backlog times the
 // workers; the caller bounds the backlog.
 std::int64_t predicted_last_start_ns(std::span<std::int64_t> remaining_ns, std::span<const std::int64_t> task_ns,

@@ -72,7 +72,7 @@ runtime::runtime(const config& cfg) : impl_(make_scheduler(cfg, this)) {}
 // A destructor cannot refuse by throwing: destroying a runtime from one of its own workers,
 // which it would wait for, aborts with I-SHUT-4.
 runtime::~runtime() {
-  RT_ASSERT(!impl_->on_own_worker(), "I-SHUT-4", "a runtime cannot be destroyed from one of its own workers");
+  RT_ASSERT(impl_->own_worker() == nullptr, "I-SHUT-4", "a runtime cannot be destroyed from one of its own workers");
   impl_->shutdown();
 }
 void runtime::shutdown() { impl_->shutdown(); }

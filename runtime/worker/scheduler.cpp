@@ -196,8 +196,7 @@ void scheduler::throw_orphaned(const char* what) const {
 const void* scheduler::thread_key() noexcept { return &tls_thread_key; }
 
 void scheduler::group_init(task_group_state* g) {
-  worker* w = tls_worker;
-  if (w != nullptr && &w->sched != this) w = nullptr;
+  worker* w = own_worker();
   ::new (g) task_group_state{this, w, thread_key(), false, {false}, {false}, nullptr, 0, {0}};
 }
 
@@ -518,8 +517,6 @@ void scheduler::predict_backlog(policy::refusal_env& env, int src_node) const no
   std::array<std::int64_t, kMaxPredicted> remaining{};
   std::array<std::int64_t, kMaxPredicted> lengths{};
   std::size_t n = 0;
-  std::int64_t known = 0;
-  std::int64_t sum = 0;
   const std::uint64_t now = sync::now_ns();
   layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
     if (n == kMaxPredicted) return;
@@ -527,14 +524,11 @@ void scheduler::predict_backlog(policy::refusal_env& env, int src_node) const no
     const std::uint64_t until = sw.busy_until_ns.load(atomics::relaxed);
     remaining[n] = until > now ? static_cast<std::int64_t>(until - now) : 0;
     lengths[n] = sw.group_task_ns;
-    if (lengths[n] > 0) {
-      ++known;
-      sum += lengths[n];
-    }
     ++n;
   });
-  env.src_task_ns = known > 0 ? sum / known : 0;
-  env.src_last_start_ns = policy::predicted_last_start_ns(std::span(remaining.data(), n), std::span(lengths.data(), n),
+  const std::span<const std::int64_t> known(lengths.data(), n);
+  env.src_task_ns = policy::mean_known_length_ns(known);
+  env.src_last_start_ns = policy::predicted_last_start_ns(std::span(remaining.data(), n), known,
                                                           std::min<std::uint64_t>(env.src_backlog, 4 * n));
 }
 
@@ -821,8 +815,7 @@ void scheduler::wake_all() noexcept {
 
 task* scheduler::alloc(const spawn_target& target, const task_ops* ops, std::size_t size, std::size_t align) {
   if (orphaned()) throw_orphaned("spawn");
-  worker* w = tls_worker;
-  if (w != nullptr && &w->sched != this) w = nullptr;
+  worker* w = own_worker();
   // Misuse is refused before the spawn counts as in flight, so these throws undo nothing.
   if (target.affinity != nullptr && target.affinity->state()->sched != this) {
     throw std::invalid_argument("numart: rt::group '" + target.affinity->state()->name +
@@ -1332,8 +1325,7 @@ void scheduler::free_done(task* t, worker* w, bool detached) noexcept {
 }
 
 void scheduler::release(task* t, bool joined) noexcept {
-  worker* w = tls_worker;
-  if (w != nullptr && &w->sched != this) w = nullptr;
+  worker* w = own_worker();
   // I-TASK-3: INLINE is only ever written by the joiner that popped the task itself, so a
   // relaxed load by that same thread sees it, and no other thread holds the frame.
   if ((t->state.load(atomics::relaxed) & kTaskInline) != 0) {
@@ -1456,8 +1448,7 @@ void scheduler::block_joiner(worker& w, const Done& done) {
 
 void scheduler::wait(task* t) {
   if (orphaned() && (t->state.load(atomics::acquire) & kTaskDone) == 0) throw_orphaned("join");
-  worker* w = tls_worker;
-  if (w != nullptr && &w->sched != this) w = nullptr;
+  worker* w = own_worker();
   if (w != nullptr) {
     bool counted = false;
     std::int64_t idle_rounds = 0;
@@ -1499,8 +1490,7 @@ void scheduler::wait(task* t) {
 
 void scheduler::group_wait_noexcept(task_group_state* g) noexcept {
   if (orphaned()) return;  // the child of a fork: its tasks will never run here (ADR 0007)
-  worker* w = tls_worker;
-  if (w != nullptr && &w->sched != this) w = nullptr;
+  worker* w = own_worker();
   // From here on every spawn and completion counts in `shared` (the owner's too).
   if (!g->folded) {
     if (g->local != 0) g->shared.fetch_add(g->local, atomics::seq_cst);
@@ -1583,7 +1573,7 @@ void scheduler::shutdown() {
     return;
   }
   // I-SHUT-4: misuse, refused before anything changes; the calling task fails with it.
-  if (on_own_worker())
+  if (own_worker() != nullptr)
     throw std::logic_error("numart: runtime '" + name_ +
                            "': shutdown() called from one of its own tasks, which it would wait for (I-SHUT-4); "
                            "shut it down from a thread outside the runtime");
@@ -1607,9 +1597,9 @@ void scheduler::shutdown() {
   if (!stats_path_.empty()) trace::write_stats_file(snapshot(), stats_path_, std::cerr);
 }
 
-bool scheduler::on_own_worker() const noexcept {
-  const worker* self = tls_worker;
-  return self != nullptr && &self->sched == this;
+worker* scheduler::own_worker() const noexcept {
+  worker* self = tls_worker;
+  return self != nullptr && &self->sched == this ? self : nullptr;
 }
 
 void scheduler::dump_state(std::ostream& os) const {

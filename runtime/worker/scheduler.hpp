@@ -188,8 +188,8 @@ class scheduler {
 
   // Throws std::logic_error when called from one of this runtime's workers (I-SHUT-4).
   void shutdown();
-  // Whether the calling thread is one of this runtime's workers.
-  bool on_own_worker() const noexcept;
+  // The calling thread's worker when it is one of this runtime's, else nullptr.
+  worker* own_worker() const noexcept;
   rt::stats snapshot() const;
   bool dump_trace() const;
   void dump_state(std::ostream& os) const;
