@@ -523,7 +523,7 @@ void scheduler::predict_backlog(policy::refusal_env& env, int src_node) const no
     const worker& sw = *workers_[id];
     const std::uint64_t until = sw.busy_until_ns.load(atomics::relaxed);
     remaining[n] = until > now ? static_cast<std::int64_t>(until - now) : 0;
-    lengths[n] = sw.group_task_ns;
+    lengths[n] = sw.group_task_ns.load(atomics::relaxed);
     ++n;
   });
   const std::span<const std::int64_t> known(lengths.data(), n);
@@ -1153,14 +1153,15 @@ void scheduler::execute(worker* w, task* t) noexcept {
   // I-STEAL-18: a top-level group task publishes when it is expected to end.
   const bool timed = settings_.f.PREDICTED_WAIT && w->depth == 0 && t->affinity != nullptr;
   const std::uint64_t start_ns = (exported_to >= 0 || timed) ? sync::now_ns() : 0;
-  if (timed) w->busy_until_ns.store(start_ns + static_cast<std::uint64_t>(w->group_task_ns), atomics::relaxed);
+  const std::int64_t task_ns = timed ? w->group_task_ns.load(atomics::relaxed) : 0;
+  if (timed) w->busy_until_ns.store(start_ns + static_cast<std::uint64_t>(task_ns), atomics::relaxed);
   run_body(*w, t);
   if (exported_to >= 0 || timed) {
     const std::uint64_t end_ns = sync::now_ns();
     if (exported_to >= 0) add_exported(exported_to, start_ns, end_ns);
     if (timed) {
       const auto took = static_cast<std::int64_t>(end_ns - start_ns);
-      w->group_task_ns = w->group_task_ns == 0 ? took : w->group_task_ns + (took - w->group_task_ns) / 8;
+      w->group_task_ns.store(task_ns == 0 ? took : task_ns + (took - task_ns) / 8, atomics::relaxed);
       w->busy_until_ns.store(0, atomics::relaxed);
     }
   }

@@ -120,11 +120,11 @@ struct alignas(sync::kCacheLine) worker {
   atomics::atomic<bool> util_busy{false};        // whether it ran (true) or parked or blocked after that stamp
   atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked or blocked
   // I-STEAL-18 (PREDICTED_WAIT): when the running top-level group task is expected to end (its
-  // start plus group_task_ns), 0 when none runs. Written by the owner at the task's start and
-  // end, read by idle thieves of other nodes (relaxed both: a prediction, nothing is published
-  // with it).
+  // start plus group_task_ns), 0 when none runs; and the EWMA (1/8) of its top-level group
+  // tasks' lengths. Written by the owner at the task's start and end, read by idle thieves of
+  // other nodes (relaxed both: a prediction, nothing is published with it).
   atomics::atomic<std::uint64_t> busy_until_ns{0};
-  std::int64_t group_task_ns = 0;  // owner only: EWMA (1/8) of its top-level group tasks' lengths
+  atomics::atomic<std::int64_t> group_task_ns{0};
   atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
   // Owner only.
   policy::pelt_signal pelt;

@@ -1,7 +1,7 @@
 // Thieves that would give a task back to its group's preferred node (docs/design/stealing.md,
-// I-STEAL-13, -15, -16, -17): a backlog of 150 % of the node's workers, or an overloaded node, makes
+// I-STEAL-13, -15, -16, -17, -18): a backlog of 150 % of the node's workers, or an overloaded node, makes
 // idle thieves elsewhere keep the tasks. Real threads on a virtual 2-node topology (2 workers a
-// node); numa_steal_refusals is set out of reach so that only the rule under test can make a
+// node), or a predicted wait; numa_steal_refusals is set out of reach so that only the rule under test can make a
 // thief keep a task (without it, each positive test fails after its 60 s bound).
 #include <gtest/gtest.h>
 
@@ -73,10 +73,12 @@ class held_node_0 {
   void spawn(F f) {
     hs_.push_back(r_.spawn(g_, std::move(f)));
   }
+  // Lets every holder end and joins every task; the node can then be held again.
   void release_all() {
     release_.store(true);
     for (auto& h : hs_) h.join();
     hs_.clear();
+    release_.store(false);
   }
   rt::runtime& runtime() { return r_; }
 
@@ -146,6 +148,29 @@ TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
   h.release_all();
   EXPECT_EQ(ran_on.load(), 0);
   EXPECT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
+}
+
+// I-STEAL-18: node 0's two workers first run one 300 ms task of the group each, so that both
+// know a group task's length; then they are held again and one more task queues behind them, a
+// backlog of 1 that neither I-STEAL-15 nor (off here) I-STEAL-16 lets go. Its predicted start is
+// the holders' expected end, up to 300 ms away, more than numa_spill_wait_pct (1 %, 3 ms) of
+// that length, for as long as the holders have not outrun it: an idle thief on node 1 keeps it.
+// The same without PREDICTED_WAIT is WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode.
+TEST(RefusedSteal, APredictedLongWaitLosesASingleQueuedTaskToAnIdleThief) {
+  std::atomic<int> ran_on{-1};
+  held_node_0 h{std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL,PREDICTED_WAIT,numa_spill_wait_pct=1"};
+  ASSERT_TRUE(h.runtime().virtual_topology());
+  ASSERT_TRUE(h.hold()) << "a holding task never started";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  h.release_all();
+  ASSERT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
+  ASSERT_TRUE(h.hold()) << "a holding task never started";
+  h.spawn([&] { ran_on.store(rt::current_node().value); });
+  const bool ran = eventually([&] { return ran_on.load() >= 0; });
+  h.release_all();
+  EXPECT_TRUE(ran) << "the queued task did not run while node 0 was held";
+  EXPECT_EQ(ran_on.load(), 1);
+  EXPECT_GE(h.runtime().stats().total("steals_overridden"), 1u);
 }
 
 // I-STEAL-17: with imbalance_pct_numa at 100 a node's served util (at most its capacity) can
