@@ -138,6 +138,10 @@ bool keep_refused_steal(const refusal_env& env, const tun::settings& s) {
   return capacity * 100 < util * static_cast<std::uint64_t>(t.imbalance_pct_numa);
 }
 
+bool time_group_task(std::int64_t mean_ns, std::int64_t untimed, const tun::tunables& t) noexcept {
+  return mean_ns <= 0 || mean_ns >= t.group_task_timed_min_ns || untimed + 1 >= t.group_task_sample_interval;
+}
+
 std::int64_t mean_known_length_ns(std::span<const std::int64_t> task_ns) noexcept {
   std::int64_t sum = 0;
   std::int64_t known = 0;

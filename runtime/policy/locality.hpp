@@ -124,6 +124,12 @@ std::int64_t mean_known_length_ns(std::span<const std::int64_t> task_ns) noexcep
 std::int64_t predicted_last_start_ns(std::span<std::int64_t> remaining_ns, std::span<const std::int64_t> task_ns,
                                      std::uint64_t backlog);
 
+// Whether a worker times its next top-level group task (I-STEAL-18): always while its mean
+// length is unknown (0) or at least group_task_timed_min_ns; else only once `untimed` earlier
+// ones went untimed in a row reaches group_task_sample_interval - 1, so that two clock reads
+// stay a small part of short tasks and the mean still follows a change of the workload.
+bool time_group_task(std::int64_t mean_ns, std::int64_t untimed, const tun::tunables& t) noexcept;
+
 // Whether an idle thief keeps a last_resort task it found queued on its group's preferred node
 // instead of giving it back (a node without workers has none to wait for: keep, I-STEAL-8).
 // The kernel's can_migrate_task() moves a task whose move degrades

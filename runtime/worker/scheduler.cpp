@@ -1150,10 +1150,15 @@ void scheduler::execute(worker* w, task* t) noexcept {
       exported_to = pref;
     }
   }
-  // I-STEAL-18: a top-level group task publishes when it is expected to end.
-  const bool timed = settings_.f.PREDICTED_WAIT && w->depth == 0 && t->affinity != nullptr;
+  // I-STEAL-18: a timed top-level group task publishes when it is expected to end.
+  bool timed = false;
+  std::int64_t task_ns = 0;
+  if (settings_.f.PREDICTED_WAIT && w->depth == 0 && t->affinity != nullptr) {
+    task_ns = w->group_task_ns.load(atomics::relaxed);
+    timed = policy::time_group_task(task_ns, w->group_tasks_untimed, settings_.t);
+    w->group_tasks_untimed = timed ? 0 : w->group_tasks_untimed + 1;
+  }
   const std::uint64_t start_ns = (exported_to >= 0 || timed) ? sync::now_ns() : 0;
-  const std::int64_t task_ns = timed ? w->group_task_ns.load(atomics::relaxed) : 0;
   if (timed) w->busy_until_ns.store(start_ns + static_cast<std::uint64_t>(task_ns), atomics::relaxed);
   run_body(*w, t);
   if (exported_to >= 0 || timed) {

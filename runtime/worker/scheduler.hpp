@@ -120,9 +120,10 @@ struct alignas(sync::kCacheLine) worker {
   atomics::atomic<bool> util_busy{false};        // whether it ran (true) or parked or blocked after that stamp
   atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked or blocked
   // I-STEAL-18 (PREDICTED_WAIT): when the running top-level group task is expected to end (its
-  // start plus group_task_ns), 0 when none runs; and the EWMA (1/8) of its top-level group
-  // tasks' lengths. Written by the owner at the task's start and end, read by idle thieves of
-  // other nodes (relaxed both: a prediction, nothing is published with it).
+  // start plus group_task_ns), 0 when none runs or it is not timed (policy::time_group_task);
+  // and the EWMA (1/8) of its timed top-level group tasks' lengths. Written by the owner at a
+  // timed task's start and end, read by idle thieves of other nodes (relaxed both: a
+  // prediction, nothing is published with it).
   atomics::atomic<std::uint64_t> busy_until_ns{0};
   atomics::atomic<std::int64_t> group_task_ns{0};
   atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
@@ -131,6 +132,7 @@ struct alignas(sync::kCacheLine) worker {
   std::uint32_t est_at_park = 0;    // util_avg when it last parked: the kernel's util_est.enqueued
   std::uint64_t parked_at_ns = 0;
   std::uint32_t spawns_since_timed = 0;
+  std::int64_t group_tasks_untimed = 0;  // I-STEAL-18: short top-level group tasks not timed in a row
   alignas(sync::kCacheLine) std::uint32_t pops_since_poll = 0;
   std::int32_t depth = 0;            // tasks nested on this thread's stack right now (I-HELP-1)
   // A continuation the wake path kept on this worker (I-WAKE-10): run before the deque,

@@ -306,6 +306,34 @@ TEST(PredictedLastStart, Table) {
   }
 }
 
+// I-STEAL-18's timing: long group tasks are all timed, short ones one in
+// group_task_sample_interval (16), an unknown length always.
+TEST(TimeGroupTask, Table) {
+  tun::tunables t{};
+  ASSERT_EQ(t.group_task_timed_min_ns, 10000);
+  ASSERT_EQ(t.group_task_sample_interval, 16);
+  struct row {
+    const char* name;
+    std::int64_t mean_ns;
+    std::int64_t untimed;
+    bool timed;
+  };
+  const row rows[] = {
+      {"length unknown: timed", 0, 0, true},
+      {"a 1 ms mean: timed", 1000000, 0, true},
+      {"at the floor: timed", 10000, 0, true},
+      {"under the floor, first after a timed one: not", 9999, 0, false},
+      {"a 100 ns mean after 14 untimed: not", 100, 14, false},
+      {"after 15 untimed: the 16th is timed", 100, 15, true},
+  };
+  for (const row& r : rows) EXPECT_EQ(time_group_task(r.mean_ns, r.untimed, t), r.timed) << r.name;
+  t.group_task_sample_interval = 1;  // every task
+  EXPECT_TRUE(time_group_task(100, 0, t));
+  t.group_task_timed_min_ns = 0;  // every task, however short
+  t.group_task_sample_interval = 65536;
+  EXPECT_TRUE(time_group_task(1, 0, t));
+}
+
 // I-STEAL-18 beside I-STEAL-15: with PREDICTED_WAIT a backlog under the count threshold is kept
 // when its last task would start later than numa_spill_wait_pct (85) of a task's length.
 TEST(KeepRefusedSteal, PredictedWaitTable) {
