@@ -1141,7 +1141,12 @@ void scheduler::execute(worker* w, task* t) noexcept {
   // with whatever it runs nested and the time it blocks while it joins (the worker is held for
   // that long); a nested task by itself is not timed. Only timed while the overload test that
   // reads it is on.
+  // I-STEAL-18: a top-level task of a group with a preferred node (one the filter may give
+  // back to it) is timed as policy::time_group_task says, and a timed one publishes when it is
+  // expected to end.
   int exported_to = -1;
+  bool timed = false;
+  std::int64_t task_ns = 0;
   if (group_state* g = t->affinity; g != nullptr) {
     const int pref = g->preferred_node.load(atomics::relaxed);
     if (pref < 0 || pref == w->node) {
@@ -1149,14 +1154,11 @@ void scheduler::execute(worker* w, task* t) noexcept {
     } else if (w->depth == 0 && settings_.f.OVERLOADED_NODE_STEAL && settings_.f.EXPORTED_NODE_UTIL) {
       exported_to = pref;
     }
-  }
-  // I-STEAL-18: a timed top-level group task publishes when it is expected to end.
-  bool timed = false;
-  std::int64_t task_ns = 0;
-  if (settings_.f.PREDICTED_WAIT && w->depth == 0 && t->affinity != nullptr) {
-    task_ns = w->group_task_ns.load(atomics::relaxed);
-    timed = policy::time_group_task(task_ns, w->group_tasks_untimed, settings_.t);
-    w->group_tasks_untimed = timed ? 0 : w->group_tasks_untimed + 1;
+    if (pref >= 0 && w->depth == 0 && settings_.f.PREDICTED_WAIT) {
+      task_ns = w->group_task_ns.load(atomics::relaxed);
+      timed = policy::time_group_task(task_ns, w->group_tasks_untimed, settings_.t);
+      w->group_tasks_untimed = timed ? 0 : w->group_tasks_untimed + 1;
+    }
   }
   const std::uint64_t start_ns = (exported_to >= 0 || timed) ? sync::now_ns() : 0;
   if (timed) w->busy_until_ns.store(start_ns + static_cast<std::uint64_t>(task_ns), atomics::relaxed);

@@ -119,14 +119,15 @@ struct alignas(sync::kCacheLine) worker {
   atomics::atomic<std::uint64_t> util_us{0};     // the pelt clock (us) when util was stored
   atomics::atomic<bool> util_busy{false};        // whether it ran (true) or parked or blocked after that stamp
   atomics::atomic<std::uint32_t> util_est{0};    // estimate of the running work, 0 while parked or blocked
+  atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
   // I-STEAL-18 (PREDICTED_WAIT): when the running top-level group task is expected to end (its
   // start plus group_task_ns), 0 when none runs or it is not timed (policy::time_group_task);
   // and the EWMA (1/8) of its timed top-level group tasks' lengths. Written by the owner at a
   // timed task's start and end, read by idle thieves of other nodes (relaxed both: a
-  // prediction, nothing is published with it).
-  atomics::atomic<std::uint64_t> busy_until_ns{0};
+  // prediction, nothing is published with it). Own cache line: spawners read the line above
+  // on every spawn.
+  alignas(sync::kCacheLine) atomics::atomic<std::uint64_t> busy_until_ns{0};
   atomics::atomic<std::int64_t> group_task_ns{0};
-  atomics::atomic<std::uint64_t> avg_idle_ns{0}; // update_avg_idle EWMA
   // Owner only.
   policy::pelt_signal pelt;
   std::uint32_t est_at_park = 0;    // util_avg when it last parked: the kernel's util_est.enqueued
