@@ -98,14 +98,14 @@ struct variant {
   const char* tune;  // features appended to RT_TUNE
   const char* what;
 };
-// The filter with the idle override (the default), the same with I-STEAL-18's predicted-wait
-// rule (off by default), the same with I-STEAL-16's overloaded-node
+// The filter with the idle override (the default), the same without I-STEAL-18's
+// predicted-wait rule (the default until session 23), the same with I-STEAL-16's overloaded-node
 // rule on the served utilisation only (without I-STEAL-17), without that rule, the filter with hard refusals (pre-patch-5), and no filter (NUMA_BALANCING off:
 // migrate_degrades_locality has no opinion, so every steal is accepted; placement still follows
 // the preferred node, and the balancer thread does not run).
 constexpr variant kVariants[] = {
     {"numart.override", "", "filter on, idle override on (default)"},
-    {"numart.predicted", "PREDICTED_WAIT", "filter on, idle override on, and the predicted-wait rule (I-STEAL-18)"},
+    {"numart.no_predicted", "NO_PREDICTED_WAIT", "filter on, idle override on, no predicted-wait rule (I-STEAL-18)"},
     {"numart.no_exported", "NO_EXPORTED_NODE_UTIL", "filter on, idle override on, overload from served util only (I-STEAL-17)"},
     {"numart.no_overload", "NO_OVERLOADED_NODE_STEAL", "filter on, idle override on, no overloaded-node rule (I-STEAL-16)"},
     {"numart.no_override", "NO_IDLE_OVERRIDE_LOCALITY", "filter on, idle override off"},

@@ -338,7 +338,7 @@ TEST(TimeGroupTask, Table) {
 // when its last task would start later than numa_spill_wait_pct (85) of a task's length.
 TEST(KeepRefusedSteal, PredictedWaitTable) {
   tun::settings s{};
-  ASSERT_FALSE(s.f.PREDICTED_WAIT);  // off by default
+  ASSERT_TRUE(s.f.PREDICTED_WAIT);  // on by default (ADR 0030)
   ASSERT_EQ(s.t.numa_spill_wait_pct, 85);
   s.f.OVERLOADED_NODE_STEAL = false;  // the overload rule out of the way
   struct row {
