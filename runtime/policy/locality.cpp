@@ -127,8 +127,10 @@ bool keep_refused_steal(const refusal_env& env, const tun::settings& s) {
   if (env.thief_refusals >= t.numa_steal_refusals) return true;
   // backlog >= pct% of the workers, in integers; always true on a node without workers.
   if (env.src_backlog * 100 >= static_cast<std::uint64_t>(t.numa_overload_queued_pct) * env.src_workers) return true;
+  // In 128 bits: a length of days times numa_spill_wait_pct's range would overflow 64.
+  __extension__ using wide = __int128;
   if (s.f.PREDICTED_WAIT && env.src_task_ns > 0 &&
-      env.src_last_start_ns * 100 > t.numa_spill_wait_pct * env.src_task_ns)
+      static_cast<wide>(env.src_last_start_ns) * 100 > static_cast<wide>(t.numa_spill_wait_pct) * env.src_task_ns)
     return true;
   if (!s.f.OVERLOADED_NODE_STEAL) return false;
   // group_is_overloaded(): sum_nr_running > group_weight, then capacity * 100 < util * imbalance_pct.

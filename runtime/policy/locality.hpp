@@ -99,7 +99,7 @@ locality_gain migrate_improves_locality(const group_locality* g, const migration
 steal_verdict classify_steal(const group_locality* g, const migration_env& env, const tun::features& f);
 
 // What an idle thief that would give a task back to its group's preferred node knows
-// (mechanism snapshots, I-STEAL-13, I-STEAL-15, I-STEAL-16).
+// (mechanism snapshots, I-STEAL-13, I-STEAL-15, I-STEAL-16, I-STEAL-18).
 struct refusal_env {
   std::int64_t thief_refusals = 0;  // tasks this thief gave back in a row
   std::uint32_t src_workers = 0;    // workers of the source node

@@ -450,8 +450,8 @@ task* scheduler::steal_work(worker& w) {
 // tasks in a row (the kernel's can_migrate_task() moves a cache-hot task once
 // nr_balance_failed exceeds cache_nice_tries: an idle thief is not kept idle forever, 000
 // patch 5, I-STEAL-6) or the source node is backlogged (I-STEAL-15) or overloaded
-// (I-STEAL-16). The decision reads only
-// the group's preferred node: the balancer's fault counts stay on its thread.
+// (I-STEAL-16) or its last queued task is predicted to start late (I-STEAL-18). The decision
+// reads only the group's preferred node: the balancer's fault counts stay on its thread.
 // The filter's verdict for moving a task whose group prefers `pref` (-1: none) from src to
 // dst. The worker side sees only the preferred node (one exists only once the group has
 // samples); the fault counts stay on the balancer's thread, so the policy's last case
@@ -508,26 +508,33 @@ bool scheduler::keep_remote_steal(worker& w, task* t, int src_node) noexcept {
   return false;
 }
 
-// I-STEAL-18: the source node's workers, free now (parked, or between top-level group tasks)
-// or when their running group task is expected to end, and their group-task lengths. The
-// backlog is bounded at four rounds of the node's workers (the prediction is then several task
-// lengths ahead already); a node of more than kMaxPredicted workers is predicted on its first.
+// I-STEAL-18: the source node's workers, free now (parked, or between timed tasks) or when
+// their running timed task is expected to end, and their group-task lengths. A worker on its
+// first timed task published its start (start plus a length of 0): the mean of the others'
+// lengths stands in, as for its queued tasks. The backlog is bounded at four rounds of the
+// node's workers (the prediction is then several task lengths ahead already); a node of more
+// than kMaxPredicted workers is predicted on its first.
 void scheduler::predict_backlog(policy::refusal_env& env, int src_node) const noexcept {
   constexpr std::size_t kMaxPredicted = 64;
+  std::array<std::uint64_t, kMaxPredicted> until{};
   std::array<std::int64_t, kMaxPredicted> remaining{};
   std::array<std::int64_t, kMaxPredicted> lengths{};
   std::size_t n = 0;
-  const std::uint64_t now = sync::now_ns();
   layout_.node_workers[static_cast<std::size_t>(src_node)].for_each([&](std::size_t id) {
     if (n == kMaxPredicted) return;
     const worker& sw = *workers_[id];
-    const std::uint64_t until = sw.busy_until_ns.load(atomics::relaxed);
-    remaining[n] = until > now ? static_cast<std::int64_t>(until - now) : 0;
+    until[n] = sw.busy_until_ns.load(atomics::relaxed);
     lengths[n] = sw.group_task_ns.load(atomics::relaxed);
     ++n;
   });
   const std::span<const std::int64_t> known(lengths.data(), n);
   env.src_task_ns = policy::mean_known_length_ns(known);
+  const std::uint64_t now = sync::now_ns();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t end =
+        until[i] == 0 || lengths[i] > 0 ? until[i] : until[i] + static_cast<std::uint64_t>(env.src_task_ns);
+    remaining[i] = end > now ? static_cast<std::int64_t>(end - now) : 0;
+  }
   env.src_last_start_ns = policy::predicted_last_start_ns(std::span(remaining.data(), n), known,
                                                           std::min<std::uint64_t>(env.src_backlog, 4 * n));
 }
@@ -1168,7 +1175,9 @@ void scheduler::execute(worker* w, task* t) noexcept {
     if (exported_to >= 0) add_exported(exported_to, start_ns, end_ns);
     if (timed) {
       const auto took = static_cast<std::int64_t>(end_ns - start_ns);
-      w->group_task_ns.store(task_ns == 0 ? took : task_ns + (took - task_ns) / 8, atomics::relaxed);
+      if (!w->timed_task_joined)
+        w->group_task_ns.store(task_ns == 0 ? took : task_ns + (took - task_ns) / 8, atomics::relaxed);
+      w->timed_task_joined = false;
       w->busy_until_ns.store(0, atomics::relaxed);
     }
   }
@@ -1396,6 +1405,12 @@ bool scheduler::help_once(worker& w) {
 // completion or spawn that ends its block costs the same futex wake-up as a park.
 bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
   if (idle_rounds == 0) w.join_poll_since_ns = 0;  // a new idle stretch
+  // I-STEAL-18: a timed task that waits in a join no longer holds its worker until its
+  // predicted end (the worker helps with its node's work), and its length is no service time.
+  if (w.busy_until_ns.load(atomics::relaxed) != 0) {
+    w.busy_until_ns.store(0, atomics::relaxed);
+    w.timed_task_joined = true;
+  }
   // Read before helping: joins nested in the helped task restart the field.
   const bool polling = w.join_poll_since_ns != 0;
   if (help_once(w)) {

@@ -124,8 +124,9 @@ struct alignas(sync::kCacheLine) worker {
   // start plus group_task_ns), 0 when none runs or it is not timed (policy::time_group_task);
   // and the EWMA (1/8) of its timed top-level group tasks' lengths. Written by the owner at a
   // timed task's start and end, read by idle thieves of other nodes (relaxed both: a
-  // prediction, nothing is published with it). Own cache line: spawners read the line above
-  // on every spawn.
+  // prediction, nothing is published with it). Off the line of idle and util, which spawners
+  // read on every spawn (the owner-only fields below share this one). A timed task that waits
+  // in a join clears it (help_or_spin): the worker helps with its node's work meanwhile.
   alignas(sync::kCacheLine) atomics::atomic<std::uint64_t> busy_until_ns{0};
   atomics::atomic<std::int64_t> group_task_ns{0};
   // Owner only.
@@ -148,6 +149,9 @@ struct alignas(sync::kCacheLine) worker {
   // help_once's last verdict on help_floor (owner only): block_joiner acts on the same one, so
   // that a joiner never blocks past work its helping would have taken (I-PARK-12).
   bool help_deep = false;
+  // I-STEAL-18 (owner only): the running timed task waited in a join, so its length is not
+  // the time it held the worker.
+  bool timed_task_joined = false;
   bool searching = false;
   // The haltpoll window this worker polls for before it parks or blocks in a join
   // (policy/idle_poll.hpp), and when its current idle stretch began (0: not idle). Owner only.

@@ -155,30 +155,53 @@ TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
   EXPECT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
 }
 
-// I-STEAL-18: node 0's two workers first run one 300 ms task of the group each, so that both
-// know a group task's length; then they are held again and one more task queues behind them, a
-// backlog of 1 that neither I-STEAL-15 nor (off here) I-STEAL-16 lets go. Its predicted start is
-// the holders' expected end, up to 300 ms away, more than numa_spill_wait_pct (1 %, 3 ms) of
-// that length, for as long as the holders have not outrun it: an idle thief on node 1 keeps it.
-// Returns the node the queued task ran on while node 0 was held, or -1 when it waited for the
-// holders (the thieves gave it back at least 3 times meanwhile).
-int run_behind_timed_node_0(const std::string& features) {
+// I-STEAL-18. Node 0's workers first learn a group task's length: `hold` holds them for 1 s
+// with one task of the group each; `join` runs on one of them a task of the group that waits
+// 300 ms in a join (its child runs on node 1), which is no service time and teaches no length.
+// Then they are held again and one more task queues behind them, a backlog of 1 that neither
+// I-STEAL-15 nor (off here) I-STEAL-16 lets go. After `hold` its predicted start is the holders'
+// expected end, up to 1 s away, more than numa_spill_wait_pct (1 %, 10 ms) of that length for
+// as long as the holders have not outrun it (a thief looks within that second; then the
+// prediction says "free now"): an idle thief on node 1 keeps it. Returns the node the queued
+// task ran on while node 0 was held, or -1 when it waited for the holders (the thieves gave it
+// back at least 3 times meanwhile).
+enum class warm_up { hold, join };
+int run_behind_timed_node_0(const std::string& features, warm_up warm) {
+  const bool kept = features.empty() && warm == warm_up::hold;
   std::atomic<int> ran_on{-1};
   held_node_0 h{std::string(kNoRefusalLimit) + ",NO_OVERLOADED_NODE_STEAL,numa_spill_wait_pct=1" + features};
   EXPECT_TRUE(h.runtime().virtual_topology());
-  EXPECT_TRUE(h.hold()) << "a holding task never started";
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (warm == warm_up::hold) {
+    EXPECT_TRUE(h.hold()) << "a holding task never started";
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  } else {
+    // A task that a thief took to node 1 ends at once, and another is spawned.
+    std::atomic<bool> joined_on_0{false};
+    while (!joined_on_0.load()) {
+      std::atomic<bool> ended{false};
+      h.spawn([&] {
+        if (rt::current_node().value == 0) {
+          rt::spawn_on(rt::node_id{1}, [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }).join();
+          joined_on_0.store(true);
+        }
+        ended.store(true);
+      });
+      EXPECT_TRUE(eventually([&] { return ended.load(); }));
+      h.release_all();
+    }
+  }
   h.release_all();
   EXPECT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
   EXPECT_TRUE(h.hold()) << "a holding task never started";
+  const std::uint64_t refused_before = h.runtime().stats().total("steals_refused");
   h.spawn([&] { ran_on.store(rt::current_node().value); });
   int result = -1;
-  if (features.empty()) {
+  if (kept) {
     EXPECT_TRUE(eventually([&] { return ran_on.load() >= 0; })) << "the queued task did not run while node 0 was held";
     result = ran_on.load();
     EXPECT_GE(h.runtime().stats().total("steals_overridden"), 1u);
   } else {
-    EXPECT_TRUE(eventually([&] { return h.runtime().stats().total("steals_refused") >= 3; }));
+    EXPECT_TRUE(eventually([&] { return h.runtime().stats().total("steals_refused") >= refused_before + 3; }));
     result = ran_on.load();
     EXPECT_EQ(h.runtime().stats().total("steals_overridden"), 0u);
   }
@@ -188,11 +211,15 @@ int run_behind_timed_node_0(const std::string& features) {
 }
 
 TEST(RefusedSteal, APredictedLongWaitLosesASingleQueuedTaskToAnIdleThief) {
-  EXPECT_EQ(run_behind_timed_node_0(""), 1);
+  EXPECT_EQ(run_behind_timed_node_0("", warm_up::hold), 1);
 }
 
 TEST(RefusedSteal, WithoutThePredictedWaitTheQueuedTaskWaitsForItsNode) {
-  EXPECT_EQ(run_behind_timed_node_0(kNoPrediction), -1);
+  EXPECT_EQ(run_behind_timed_node_0(kNoPrediction, warm_up::hold), -1);
+}
+
+TEST(RefusedSteal, ATaskThatWaitedInAJoinPredictsNoWait) {
+  EXPECT_EQ(run_behind_timed_node_0("", warm_up::join), -1);
 }
 
 // I-STEAL-17: with imbalance_pct_numa at 100 a node's served util (at most its capacity) can

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -371,6 +372,14 @@ TEST(KeepRefusedSteal, PredictedWaitTable) {
   env.src_task_ns = 1000;
   EXPECT_FALSE(keep_refused_steal(env, s));
   env.src_last_start_ns = 2001;
+  EXPECT_TRUE(keep_refused_steal(env, s));
+  // Lengths of days at the top of numa_spill_wait_pct's range: no overflow (the products pass
+  // 2^63 in 64 bits, and a wrapped one would keep).
+  s.t.numa_spill_wait_pct = 100000;
+  env.src_task_ns = 100'000'000'000'000;  // about 28 hours
+  env.src_last_start_ns = 100'000'000'000'000;
+  EXPECT_FALSE(keep_refused_steal(env, s));
+  env.src_last_start_ns = std::numeric_limits<std::int64_t>::max();
   EXPECT_TRUE(keep_refused_steal(env, s));
 }
 
