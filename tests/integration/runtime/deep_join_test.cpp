@@ -95,6 +95,98 @@ TEST(DeepJoin, AJoinerPastItsHelpFloorBlocksWhileWorkItMayNotTakeWaits) {
   EXPECT_LE(more, 2u) << "the deep joiner kept re-trying its block while the holder's task waited";
 }
 
+// End to end: two workers block as joiners past their help floor, each joining a task that
+// another worker holds, while a fifth worker sleeps. Work arriving then, from a holder (its
+// deque) and from an outside thread (placed through find_idlest), must reach the sleeper: the
+// joiners take none of it, and a wake-up or hand-off that chose one of them would leave it
+// waiting for the holders' release, which comes only after every such task has run (or the
+// deadline has passed).
+TEST(DeepJoin, WorkArrivingWhileTwoJoinersAreBlockedRunsOnTheWorkerThatCanSearch) {
+  constexpr int kWorkers = 5;
+  rt::config c;
+  c.topology = rt::topology_source::synthetic("pack:1 l3:1 core:5 pu:1");
+  c.tune = "help_stack_reserve_pct=90";  // the floor: 10 % of the stack in use
+  rt::runtime r{c};
+  constexpr int kTasks = 64;  // from each source
+  std::atomic<bool> release{false}, spawn_now{false};
+  std::atomic<int> held{0}, deep{0}, ran{0};
+  std::atomic<int> holder_worker[2] = {-1, -1};
+  std::atomic<int> joiner_worker[2] = {-1, -1};
+  std::atomic<int> ran_on[kWorkers] = {};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto wait_until = [&](auto pred) {
+    while (!pred() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return pred();
+  };
+  auto work = [&] {
+    const int w = rt::runtime::current_worker();
+    if (w >= 0 && w < kWorkers) ran_on[w].fetch_add(1);
+    ran.fetch_add(1);
+  };
+  auto holder = [&](int k) {
+    return r.spawn([&, k] {
+      holder_worker[k].store(rt::runtime::current_worker());
+      held.fetch_add(1);
+      if (k == 0 && wait_until([&] { return spawn_now.load(); }))
+        for (int i = 0; i < kTasks; ++i) static_cast<void>(rt::spawn(work));
+      wait_until([&] { return release.load(); });
+    });
+  };
+  rt::join_handle<void> holders[2] = {holder(0), holder(1)};
+  ASSERT_TRUE(wait_until([&] { return held.load() == 2; }));
+  const std::uint64_t blocks_before = r.stats().total("join_blocks");
+  std::atomic<bool> go_deep{false};
+  auto joiner = [&](int k) {
+    return r.spawn([&, k] {
+      joiner_worker[k].store(rt::runtime::current_worker());
+      wait_until([&] { return go_deep.load(); });
+      below(levels_for_15_percent(), [&] {
+        deep.fetch_add(1);
+        holders[k].join();
+      });
+    });
+  };
+  rt::join_handle<void> joiners[2] = {joiner(0), joiner(1)};
+  // The fifth worker parks before the joiners block, so that they are the newest sleepers: a
+  // notifier that took the newest sleeper able to search, were they registered so, would pick
+  // one of them.
+  ASSERT_TRUE(wait_until([&] { return joiner_worker[0].load() >= 0 && joiner_worker[1].load() >= 0; }));
+  int sleeper = -1;
+  for (int w = 0; w < kWorkers; ++w)
+    if (w != holder_worker[0].load() && w != holder_worker[1].load() && w != joiner_worker[0].load() &&
+        w != joiner_worker[1].load())
+      sleeper = w;
+  ASSERT_GE(sleeper, 0);
+  // Nothing spawns from here until go_deep: once parked it stays parked; the pause only makes
+  // it likely that it has (the test's verdict does not depend on it).
+  EXPECT_TRUE(wait_until([&] { return r.stats().worker(sleeper, "parks") > 0; })) << "worker " << sleeper << " never parked";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  go_deep.store(true);
+  // Both joiners deep and blocked (join_blocks is published as a joiner blocks).
+  const bool blocked = wait_until([&] { return deep.load() == 2 && r.stats().total("join_blocks") >= blocks_before + 2; });
+  EXPECT_TRUE(blocked) << "the two joiners never blocked";
+  // First the holder's tasks alone (its deque: a notifier must wake the sleeper), then an
+  // outside thread's (find_idlest must not hand one to a blocked joiner).
+  spawn_now.store(true);
+  const bool holders_ran = wait_until([&] { return ran.load() == kTasks; });
+  for (int i = 0; i < kTasks; ++i) static_cast<void>(r.spawn(work));
+  const bool all_ran = holders_ran && wait_until([&] { return ran.load() == 2 * kTasks; });
+  release.store(true);
+  for (auto& j : joiners) j.join();
+  EXPECT_TRUE(holders_ran) << ran.load() << " of the holder's " << kTasks << " tasks ran while the joiners were blocked";
+  EXPECT_TRUE(all_ran) << ran.load() << " of " << 2 * kTasks << " tasks ran while the joiners were blocked";
+  int seen[kWorkers] = {};
+  for (int k = 0; k < 2; ++k) {
+    for (const int w : {holder_worker[k].load(), joiner_worker[k].load()}) {
+      ASSERT_TRUE(w >= 0 && w < kWorkers);
+      ++seen[w];
+    }
+  }
+  for (int w = 0; w < kWorkers; ++w) EXPECT_LE(seen[w], 1) << "worker " << w << " ran two of the holders and joiners";
+  EXPECT_EQ(ran_on[joiner_worker[0].load()].load() + ran_on[joiner_worker[1].load()].load(), 0)
+      << "a blocked joiner ran work it may not take";
+}
+
 // Worker 0 parks first, then workers 1 and 2 block as joiners that cannot search: the wake-up
 // for new work takes worker 0, and none is left for a second one. With only them asleep, a
 // notifier has nobody to wake and a spawn's fast path (I-WAKE-7) holds.
