@@ -1146,7 +1146,9 @@ void scheduler::execute(worker* w, task* t) noexcept {
   // a thief elsewhere that ran one of its tasks does not drag the home along (I-WAKE-8). A
   // top-level task away from its preferred node is that node's exported demand (I-STEAL-17),
   // with whatever it runs nested and the time it blocks while it joins (the worker is held for
-  // that long); a nested task by itself is not timed. Only timed while the overload test that
+  // that long: the demand is the node's work done elsewhere, joins included, where I-STEAL-18
+  // below asks how soon a worker can take the node's next task, which a joiner may); a nested
+  // task by itself is not timed. Only timed while the overload test that
   // reads it is on.
   // I-STEAL-18: a top-level task of a group with a preferred node (one the filter may give
   // back to it) is timed as policy::time_group_task says, and a timed one publishes when it is
@@ -1174,10 +1176,10 @@ void scheduler::execute(worker* w, task* t) noexcept {
     const std::uint64_t end_ns = sync::now_ns();
     if (exported_to >= 0) add_exported(exported_to, start_ns, end_ns);
     if (timed) {
-      const auto took = static_cast<std::int64_t>(end_ns - start_ns);
-      if (!w->timed_task_joined)
-        w->group_task_ns.store(task_ns == 0 ? took : task_ns + (took - task_ns) / 8, atomics::relaxed);
-      w->timed_task_joined = false;
+      const std::int64_t took = w->timed_ran_before_join_ns >= 0 ? w->timed_ran_before_join_ns
+                                                                 : static_cast<std::int64_t>(end_ns - start_ns);
+      w->timed_ran_before_join_ns = -1;
+      w->group_task_ns.store(task_ns == 0 ? took : task_ns + (took - task_ns) / 8, atomics::relaxed);
       w->busy_until_ns.store(0, atomics::relaxed);
     }
   }
@@ -1406,10 +1408,14 @@ bool scheduler::help_once(worker& w) {
 bool scheduler::help_or_spin(worker& w, std::int64_t& idle_rounds) {
   if (idle_rounds == 0) w.join_poll_since_ns = 0;  // a new idle stretch
   // I-STEAL-18: a timed task that waits in a join no longer holds its worker until its
-  // predicted end (the worker helps with its node's work), and its length is no service time.
-  if (w.busy_until_ns.load(atomics::relaxed) != 0) {
+  // predicted end (the worker helps with its node's work, or blocks), and its span is no
+  // service time: it teaches the time it ran before this first join (its start is the
+  // published end less the length that end was predicted with, which only execute() changes).
+  if (const std::uint64_t until = w.busy_until_ns.load(atomics::relaxed); until != 0) {
     w.busy_until_ns.store(0, atomics::relaxed);
-    w.timed_task_joined = true;
+    const std::uint64_t start = until - static_cast<std::uint64_t>(w.group_task_ns.load(atomics::relaxed));
+    const std::uint64_t now = sync::now_ns();
+    w.timed_ran_before_join_ns = now > start ? static_cast<std::int64_t>(now - start) : 1;  // 0: unknown
   }
   // Read before helping: joins nested in the helped task restart the field.
   const bool polling = w.join_poll_since_ns != 0;

@@ -123,10 +123,11 @@ struct alignas(sync::kCacheLine) worker {
   // I-STEAL-18 (PREDICTED_WAIT): when the running top-level group task is expected to end (its
   // start plus group_task_ns), 0 when none runs or it is not timed (policy::time_group_task);
   // and the EWMA (1/8) of its timed top-level group tasks' lengths. Written by the owner at a
-  // timed task's start and end, read by idle thieves of other nodes (relaxed both: a
-  // prediction, nothing is published with it). Off the line of idle and util, which spawners
-  // read on every spawn (the owner-only fields below share this one). A timed task that waits
-  // in a join clears it (help_or_spin): the worker helps with its node's work meanwhile.
+  // timed task's start and end and in help_or_spin, read by idle thieves of other nodes
+  // (relaxed both: a prediction, nothing is published with it; a thief may pair one worker's
+  // until with an older length). Off the line of idle and util, which spawners read on every
+  // spawn (the owner-only fields below share this one). A timed task that waits in a join
+  // clears it (help_or_spin) for the rest of its run: see I-STEAL-18.
   alignas(sync::kCacheLine) atomics::atomic<std::uint64_t> busy_until_ns{0};
   atomics::atomic<std::int64_t> group_task_ns{0};
   // Owner only.
@@ -149,9 +150,10 @@ struct alignas(sync::kCacheLine) worker {
   // help_once's last verdict on help_floor (owner only): block_joiner acts on the same one, so
   // that a joiner never blocks past work its helping would have taken (I-PARK-12).
   bool help_deep = false;
-  // I-STEAL-18 (owner only): the running timed task waited in a join, so its length is not
-  // the time it held the worker.
-  bool timed_task_joined = false;
+  // I-STEAL-18 (owner only): how long the running timed task had run when it first waited in
+  // a join, or -1 while it has not: the length it teaches then, as the time it surely held
+  // the worker (its span is no service time).
+  std::int64_t timed_ran_before_join_ns = -1;
   bool searching = false;
   // The haltpoll window this worker polls for before it parks or blocks in a join
   // (policy/idle_poll.hpp), and when its current idle stretch began (0: not idle). Owner only.
