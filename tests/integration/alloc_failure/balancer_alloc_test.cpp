@@ -13,6 +13,7 @@
 #include <new>
 #include <thread>
 
+#include "rt/numa.hpp"
 #include "rt/rt.hpp"
 
 namespace {
@@ -101,6 +102,58 @@ TEST(BalancerAllocation, PassesThatCannotAllocateAreSkippedAndTheBalancerLivesOn
   int sum = 0;
   for (int i = 0; i < 100; ++i) sum += r.spawn(g, [i] { return i; }).join();
   EXPECT_EQ(sum, 4950);
+}
+
+// What a failed pass must not repeat (I-BAL-8): every sample the rings hold is drained and
+// counted once. Explicit samples (FAULT_SAMPLING off) of a group whose memory is on node 1,
+// taken while every allocation on the balancer's thread fails: the filter's page table cannot
+// grow (note_sample catches that, so the ring's batch is not drained again) and every pass
+// after the drain is abandoned. Once allocations succeed again, the group's sample count and
+// the drained-samples counter both equal the samples taken, none dropped.
+TEST(BalancerAllocation, SamplesDrainedByFailingPassesAreCountedOnce) {
+  constexpr int kTasks = 40;
+  constexpr int kSamplesPerTask = 50;  // 2000 in all, under one ring's capacity
+  constexpr std::size_t kBytes = 64 * 4096;
+  rt::config c;
+  c.name = "allocfail";
+  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
+  c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2,NO_FAULT_SAMPLING";
+  rt::runtime r{c};
+  rt::group g{r, "g"};
+  char* data = nullptr;
+  r.spawn([&] { data = static_cast<char*>(rt::numa_alloc(kBytes, rt::node_id{1})); }).join();
+  ASSERT_NE(data, nullptr);
+  rt::register_region(g, data, kBytes);
+  ASSERT_TRUE(within_a_minute([&] { return total(r, "numa_passes") >= 3; })) << "the balancer never ran";
+
+  const std::uint64_t skipped = total(r, "numa_periods_skipped");
+  const std::uint64_t drained_before = total(r, "numa_samples");
+  g_refuse.store(true);
+  for (int t = 0; t < kTasks; ++t) {
+    r.spawn(g, [data, t] {
+       for (int i = 0; i < kSamplesPerTask; ++i)
+         rt::note_access(data + static_cast<std::size_t>((t * kSamplesPerTask + i) % 64) * 4096);
+     }).join();
+  }
+  const bool refused = within_a_minute([&] {
+    return total(r, "numa_samples") - drained_before == kTasks * kSamplesPerTask &&
+           total(r, "numa_periods_skipped") >= skipped + 3;
+  });
+  g_refuse.store(false);
+  EXPECT_TRUE(refused) << total(r, "numa_samples") - drained_before << " samples drained, "
+                       << total(r, "numa_periods_skipped") - skipped << " periods skipped while refusing";
+  const std::uint64_t passes = total(r, "numa_passes");
+  EXPECT_TRUE(within_a_minute([&] { return total(r, "numa_passes") >= passes + 3; }))
+      << "the balancer made no pass after its allocations succeeded again";
+  const rt::stats st = r.stats();
+  EXPECT_EQ(st.total("numa_samples") - drained_before, std::uint64_t{kTasks * kSamplesPerTask});
+  EXPECT_EQ(st.total("numa_samples_dropped"), 0u);
+  std::uint64_t group_samples = 0;
+  for (const auto& row : st.groups)
+    if (row.name == "g") group_samples = row.samples;
+  EXPECT_EQ(group_samples, std::uint64_t{kTasks * kSamplesPerTask}) << "a sample was counted twice or lost";
+  rt::unregister_region(g, data);
+  rt::numa_free(data);
 }
 
 }  // namespace
