@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <thread>
 
 #include "rt/numa.hpp"
@@ -79,12 +80,17 @@ bool within_a_minute(P pred) {
   return false;
 }
 
-TEST(BalancerAllocation, PassesThatCannotAllocateAreSkippedAndTheBalancerLivesOn) {
+// Two virtual nodes, one worker each, and a balancer period of 1-2 ms; `tune` adds to it.
+rt::config fast_balancer(const std::string& tune) {
   rt::config c;
   c.name = "allocfail";
   c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
-  c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2";
-  rt::runtime r{c};
+  c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2" + tune;
+  return c;
+}
+
+TEST(BalancerAllocation, PassesThatCannotAllocateAreSkippedAndTheBalancerLivesOn) {
+  rt::runtime r{fast_balancer("")};
   rt::group g{r, "g"};
   ASSERT_TRUE(within_a_minute([&] { return total(r, "numa_passes") >= 3; })) << "the balancer never ran";
 
@@ -114,11 +120,7 @@ TEST(BalancerAllocation, SamplesDrainedByFailingPassesAreCountedOnce) {
   constexpr int kTasks = 40;
   constexpr int kSamplesPerTask = 50;  // 2000 in all, under one ring's capacity
   constexpr std::size_t kBytes = 64 * 4096;
-  rt::config c;
-  c.name = "allocfail";
-  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
-  c.tune = "numa_scan_period_min_ms=1,numa_scan_period_max_ms=2,NO_FAULT_SAMPLING";
-  rt::runtime r{c};
+  rt::runtime r{fast_balancer(",NO_FAULT_SAMPLING")};
   rt::group g{r, "g"};
   char* data = nullptr;
   r.spawn([&] { data = static_cast<char*>(rt::numa_alloc(kBytes, rt::node_id{1})); }).join();
