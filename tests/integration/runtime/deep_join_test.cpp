@@ -135,7 +135,6 @@ TEST(DeepJoin, WorkArrivingWhileTwoJoinersAreBlockedRunsOnTheWorkerThatCanSearch
   };
   rt::join_handle<void> holders[2] = {holder(0), holder(1)};
   EXPECT_TRUE(wait_until([&] { return held.load() == 2; })) << "the holders never started";
-  const std::uint64_t blocks_before = r.stats().total("join_blocks");
   std::atomic<bool> go_deep{false};
   auto joiner = [&](int k) {
     return r.spawn([&, k] {
@@ -167,8 +166,16 @@ TEST(DeepJoin, WorkArrivingWhileTwoJoinersAreBlockedRunsOnTheWorkerThatCanSearch
       << "worker " << sleeper << " never parked";
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   go_deep.store(true);
-  // Both joiners deep and blocked (join_blocks is published as a joiner blocks).
-  const bool blocked = wait_until([&] { return deep.load() == 2 && r.stats().total("join_blocks") >= blocks_before + 2; });
+  // Both joiners deep and blocked: each joiner's worker counts a block (join_blocks is
+  // published as a joiner blocks; they ran nothing before that could have blocked).
+  auto blocks_of = [&](const rt::stats& st, int k) {
+    const int w = joiner_worker[k].load();
+    return w >= 0 ? st.worker(w, "join_blocks") : 0;
+  };
+  const bool blocked = wait_until([&] {
+    const rt::stats st = r.stats();
+    return deep.load() == 2 && blocks_of(st, 0) > 0 && blocks_of(st, 1) > 0;
+  });
   EXPECT_TRUE(blocked) << "the two joiners never blocked";
   // First the holder's tasks alone (a notifier or a hand-off must reach the sleeper), then an
   // outside thread's (find_idlest must not hand one to a blocked joiner).
