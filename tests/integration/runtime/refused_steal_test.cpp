@@ -159,13 +159,14 @@ TEST(RefusedSteal, WithoutTheOverloadRuleASingleQueuedTaskWaitsForItsNode) {
 // with one task of the group each; `join` runs on one of them a task of the group that waits
 // 300 ms in a join (its child runs on node 1) at once: its span is no service time, and it
 // teaches only what it ran before the join (microseconds), so the holders after it are timed
-// one in group_task_sample_interval, or predicted with that length: free at once. Then they are held again and one more task queues behind them, a backlog of 1 that neither
-// I-STEAL-15 nor (off here) I-STEAL-16 lets go. After `hold` its predicted start is the holders'
-// expected end, up to 1 s away, more than numa_spill_wait_pct (1 %, 10 ms) of that length for
-// as long as the holders have not outrun it (a thief looks within that second; then the
-// prediction says "free now"): an idle thief on node 1 keeps it. Returns the node the queued
-// task ran on while node 0 was held, or -1 when it waited for the holders (the thieves gave it
-// back at least 3 times meanwhile).
+// one in group_task_sample_interval, or predicted with that length: free at once. Then they
+// are held again and one more task queues behind them, a backlog of 1 that neither I-STEAL-15
+// nor (off here) I-STEAL-16 lets go. After `hold` its predicted start is the holders' expected
+// end, up to 1 s away, more than numa_spill_wait_pct (1 %, 10 ms) of that length for as long
+// as the holders have not outrun it (a thief looks within that second; then the prediction
+// says "free now"): an idle thief on node 1 keeps it. Returns the node the queued task ran on
+// while node 0 was held, or -1 when it waited for the holders (the thieves gave it back at
+// least 3 times meanwhile).
 enum class warm_up { hold, join };
 int run_behind_timed_node_0(const std::string& features, warm_up warm) {
   const bool kept = features.empty() && warm == warm_up::hold;
