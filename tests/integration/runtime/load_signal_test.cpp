@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "rt/rt.hpp"
+#include "support/virtual_nodes.hpp"
 #include "sync/fault.hpp"
 
 namespace {
@@ -78,11 +79,7 @@ TEST(LoadSignal, AWorkerThatCancelledItsParkIsSeenBusyWhileItRuns) {
 // started on node 1 (ungrouped tasks are never refused, so node 1's worker steals it), then
 // joins it and blocks; the child holds node 1's worker until finish().
 rt::config two_nodes(const std::string& tune) {
-  rt::config c;
-  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:1 pu:1");
-  c.workers = 2;
-  c.tune = tune;
-  return c;
+  return numart_test::synthetic_nodes("pack:2 [numa] core:1 pu:1", 2, tune);
 }
 
 class blocked_joiner {

@@ -15,15 +15,12 @@
 #include <vector>
 
 #include "rt/rt.hpp"
+#include "support/virtual_nodes.hpp"
 
 namespace {
 
 rt::config two_nodes(int workers, const std::string& tune) {
-  rt::config c;
-  c.topology = rt::topology_source::synthetic("pack:2 [numa] core:2 pu:1");
-  c.workers = workers;
-  c.tune = tune;
-  return c;
+  return numart_test::synthetic_nodes("pack:2 [numa] core:2 pu:1", workers, tune);
 }
 
 constexpr const char* kNoRefusalLimit = "numa_steal_refusals=1000000";
@@ -32,16 +29,7 @@ constexpr const char* kNoRefusalLimit = "numa_steal_refusals=1000000";
 // test keeps waiting.
 constexpr const char* kNoPrediction = ",NO_PREDICTED_WAIT";
 
-// Polls `done` for up to 60 s (a liveness bound, not a timing expectation).
-template <class F>
-bool eventually(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
+using numart_test::eventually;
 
 // A runtime on two virtual nodes (2 workers each) whose group "held" prefers node 0. hold()
 // occupies both workers of node 0 with tasks of the group until release_all(), which also runs
