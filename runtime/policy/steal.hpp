@@ -63,4 +63,26 @@ std::vector<steal_plan> make_steal_plans(const layout& l);
 // Requires i < t.victims.size().
 int victim_at(const steal_tier& t, std::uint64_t start, std::size_t i);
 
+// I-STEAL-19 (feature DELEGATE_REMOTE_WORK): a searcher of a node that some group prefers
+// leaves the work it finds on other nodes to a sleeper of a node that no group prefers, so that
+// its own node's workers stay free for the tasks that may only run well there. The candidates,
+// nearest first: the plan's remote tiers in order, victims ascending inside a tier (the llc
+// and node tiers are the searcher's own node). For each candidate the view shows idle and on a
+// node no group prefers, calls try_wake(w) until one returns true, and returns that worker;
+// -1 when no group prefers the plan's node or no candidate was woken (the searcher then takes
+// the work itself). The view:
+//   bool idle(int w)            w is parked (a hint: try_wake takes the registration or fails)
+//   int  node_of(int w)         w's logical node
+//   bool node_preferred(int n)  some live group prefers node n
+template <class V, class F>
+int delegate_remote_work(const steal_plan& plan, const V& view, F&& try_wake) {
+  if (!view.node_preferred(plan.node)) return -1;
+  for (const steal_tier& t : plan.tiers) {
+    if (t.level != steal_level::remote) continue;
+    for (const int w : t.victims)
+      if (view.idle(w) && !view.node_preferred(view.node_of(w)) && try_wake(w)) return w;
+  }
+  return -1;
+}
+
 }  // namespace rt::policy

@@ -425,5 +425,92 @@ TEST(StealPlanAllTopologies, EveryPlanSatisfiesTheLadderInvariants) {
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// I-STEAL-19: which sleeper a searcher of a preferred node wakes for remote work
+// (delegate_remote_work), on the Opteron (node n's workers are 8n .. 8n+7).
+
+struct delegate_view {
+  const layout* lay;
+  std::set<int> parked;           // idle workers
+  std::set<int> preferred_nodes;  // nodes some group prefers
+  bool idle(int w) const { return parked.count(w) != 0; }
+  int node_of(int w) const { return lay->node_of(w); }
+  bool node_preferred(int n) const { return preferred_nodes.count(n) != 0; }
+};
+
+std::set<int> every_worker(const layout& lay) {
+  std::set<int> all;
+  for (int w = 0; w < lay.worker_count(); ++w) all.insert(w);
+  return all;
+}
+
+// Runs the policy for `thief`; `accept`: the candidates whose wake succeeds. Returns the
+// chosen worker and fills `tried` with every candidate offered, in order.
+int delegate(const loaded& m, int thief, const delegate_view& v, const std::set<int>& accept, std::vector<int>& tried) {
+  tried.clear();
+  return delegate_remote_work(make_steal_plan(m.lay, thief), v, [&](int w) {
+    tried.push_back(w);
+    return accept.count(w) != 0;
+  });
+}
+
+TEST(DelegateRemoteWork, ASearcherOfANodeNoGroupPrefersTakesTheWorkItself) {
+  const auto m = load_machine("64amd64-4p2n4ca2co.xml");
+  delegate_view v{&m->lay, every_worker(m->lay), {0, 1, 2}};
+  std::vector<int> tried;
+  EXPECT_EQ(delegate(*m, 24, v, every_worker(m->lay), tried), -1);  // worker 24: node 3
+  EXPECT_TRUE(tried.empty());
+}
+
+// Node 3's tiers: {1, 2, 4, 7} at 16, then {0, 5, 6} at 22. The first idle worker of the
+// nearest tier on a node no group prefers is offered first; its own node's idle workers never.
+TEST(DelegateRemoteWork, TheNearestIdleWorkerOfAnUnpreferredNodeIsWokenFirst) {
+  const auto m = load_machine("64amd64-4p2n4ca2co.xml");
+  struct row {
+    std::set<int> idle;
+    std::set<int> preferred;
+    std::set<int> accept;
+    int chosen;
+    std::vector<int> tried;
+  };
+  const std::vector<row> rows = {
+      // Everyone idle, only node 3 preferred: node 1's first worker.
+      {every_worker(m->lay), {3}, every_worker(m->lay), 8, {8}},
+      // Nodes 1 and 2 preferred too: node 4's first worker, the next node of the near tier.
+      {every_worker(m->lay), {1, 2, 3}, every_worker(m->lay), 32, {32}},
+      // The whole near tier preferred: the far tier, node 0 first.
+      {every_worker(m->lay), {1, 2, 3, 4, 7}, every_worker(m->lay), 0, {0}},
+      // Idle: node 3's own workers, node 1's (preferred), one of node 4 and one of node 0; the
+      // wake of node 4's fails (another waker took it): node 0's.
+      {{25, 26, 9, 33, 5}, {1, 3}, {5}, 5, {33, 5}},
+      // Every wake fails: nobody, after every idle candidate nearest first.
+      {{9, 40, 57, 17}, {3}, {}, -1, {9, 17, 57, 40}},
+      // Nobody idle outside node 3.
+      {{24, 25, 31}, {3}, every_worker(m->lay), -1, {}},
+      // Every other node preferred: nobody to leave the work to.
+      {every_worker(m->lay), {0, 1, 2, 3, 4, 5, 6, 7}, every_worker(m->lay), -1, {}},
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    const delegate_view v{&m->lay, rows[i].idle, rows[i].preferred};
+    std::vector<int> tried;
+    EXPECT_EQ(delegate(*m, 27, v, rows[i].accept, tried), rows[i].chosen);
+    EXPECT_EQ(tried, rows[i].tried);
+  }
+}
+
+// Every node preferred by a group, all others idle and free of groups: each node's searcher
+// wakes the first worker of the first node of its nearest tier.
+TEST(DelegateRemoteWork, EveryNodesFirstCandidateOnTheOpteron) {
+  const auto m = load_machine("64amd64-4p2n4ca2co.xml");
+  const int first_near_node[] = {1, 0, 0, 1, 0, 1, 0, 3};  // StealPlanOpteron's rows
+  for (int node = 0; node < 8; ++node) {
+    SCOPED_TRACE("node " + std::to_string(node));
+    const delegate_view v{&m->lay, every_worker(m->lay), {node}};
+    std::vector<int> tried;
+    EXPECT_EQ(delegate(*m, 8 * node + 2, v, every_worker(m->lay), tried), 8 * first_near_node[node]);
+  }
+}
 }  // namespace
 }  // namespace rt::policy
