@@ -105,6 +105,7 @@ struct variant {
 // the preferred node, and the balancer thread does not run).
 constexpr variant kVariants[] = {
     {"numart.override", "", "filter on, idle override on (default)"},
+    {"numart.no_delegate", "NO_DELEGATE_REMOTE_WORK", "filter on, idle override on, home workers take remote work themselves (no I-STEAL-19)"},
     {"numart.no_predicted", "NO_PREDICTED_WAIT", "filter on, idle override on, no predicted-wait rule (I-STEAL-18)"},
     {"numart.no_exported", "NO_EXPORTED_NODE_UTIL", "filter on, idle override on, overload from served util only (I-STEAL-17)"},
     {"numart.no_overload", "NO_OVERLOADED_NODE_STEAL", "filter on, idle override on, no overloaded-node rule (I-STEAL-16)"},

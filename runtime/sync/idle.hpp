@@ -93,12 +93,25 @@ class idle_set {
   // Takes the newest sleeper off the list as a searcher (the list holds only sleepers that can
   // search, I-PARK-12); -1 when none should be woken.
   int take_sleeper_to_search() noexcept {
+    return take_sleeper_to_search([](int) { return false; });
+  }
+  // The same, taking the newest sleeper that `prefer` accepts when there is one (I-STEAL-19:
+  // a sleeper of a node that no group prefers). `prefer` runs under the lock: it must not block.
+  template <class P>
+  int take_sleeper_to_search(P prefer) noexcept {
     if (!should_wake()) return -1;
     lock();
     int w = -1;
     if (should_wake() && !sleepers_.empty()) {
-      w = sleepers_.back();
-      sleepers_.pop_back();
+      std::size_t at = sleepers_.size() - 1;
+      for (std::size_t i = sleepers_.size(); i-- > 0;) {
+        if (prefer(sleepers_[i])) {
+          at = i;
+          break;
+        }
+      }
+      w = sleepers_[at];
+      sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(at));
       sleeping_[static_cast<std::size_t>(w)] = 0;
       as_searcher_[static_cast<std::size_t>(w)] = 1;
       searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher

@@ -186,7 +186,7 @@ node_id group::home_node() const {
 node_id group::preferred_node() const { return node_id{state_->preferred_node.load(detail::atomics::relaxed)}; }
 void group::set_preferred_node(node_id n) {
   check_node(state_, n, true);
-  state_->preferred_node.store(n.value, detail::atomics::relaxed);
+  state_->sched->set_preferred_node(state_, n.value);
 }
 std::vector<node_id> group::active_nodes() const {
   std::lock_guard<std::mutex> lk(detail::group_active_lock());

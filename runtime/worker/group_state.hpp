@@ -30,6 +30,12 @@ struct group_state {
   sync::native::atomic<int> home_worker{-1};
   // Written by the balancer or set_preferred_node (relaxed: a placement hint).
   sync::native::atomic<int> preferred_node{-1};
+  // The node whose count of preferring groups (scheduler::preferring_, I-STEAL-19) holds this
+  // group: -1 none, kForgotten once the rt::group is gone (no later change counts). Moved by
+  // scheduler::set_preferred_node with a CAS, so that each group is counted on one node at a
+  // time whatever the writers' interleaving (relaxed: a hint, like preferred_node).
+  static constexpr int kForgotten = -2;
+  sync::native::atomic<int> counted_node{-1};
   std::vector<int> active_nodes;   // guarded by group_active_lock()
 };
 

@@ -246,6 +246,7 @@ scheduler::scheduler(const config& cfg, runtime* owner, const tun::settings& set
   const int n = layout_.worker_count();
   no_faults_.assign(static_cast<std::size_t>(topo_.node_count()), 0);
   demand_ = std::make_unique<node_demand[]>(static_cast<std::size_t>(topo_.node_count()));
+  preferring_ = std::make_unique<node_groups[]>(static_cast<std::size_t>(topo_.node_count()));
   for (int node = 0; node < topo_.node_count(); ++node)  // stamped now, so that the first decay is short
     demand_[static_cast<std::size_t>(node)].word.store(demand_word(sync::now_ns() / 1000 / pelt_params_.period_us, 0),
                                                        atomics::relaxed);
@@ -391,8 +392,17 @@ task* scheduler::find_local(worker& w) {
 // injection queues of that tier's nodes; last, every injection queue by distance (nodes without
 // workers included). A lost race is retry, never empty (I-STEAL-2): a tier is walked again
 // while any steal in it returned retry.
-task* scheduler::steal_work(worker& w) {
+task* scheduler::steal_work(worker& w, bool may_delegate) {
+  // I-STEAL-19: a search that left the remote tiers to a worker it woke skips them until it
+  // parks; a joiner's help (may_delegate false) never delegates.
+  bool remote_left = w.delegation_state == worker::delegation::delegated;
+  bool asked = remote_left || !may_delegate;
   for (const policy::steal_tier& tier : w.plan.tiers) {
+    if (tier.level == policy::steal_level::remote && !asked) {
+      asked = true;
+      remote_left = delegate_remote_work(w);
+    }
+    if (remote_left && tier.level == policy::steal_level::remote) continue;
     bool retry = true;
     while (retry) {
       retry = false;
@@ -434,6 +444,7 @@ task* scheduler::steal_work(worker& w) {
     }
   }
   for (int nd : w.plan.injection_order) {
+    if (remote_left && nd != w.node) continue;
     if (task* t = injection_[static_cast<std::size_t>(nd)]->pop()) {
       w.counters.add(ctr::counter::injected_taken);
       if (nd != w.node && !keep_remote_steal(w, t, nd)) continue;
@@ -548,8 +559,10 @@ void scheduler::stop_searching(worker& w) noexcept {
 }
 
 task* scheduler::find_work(worker& w) {
+  w.delegation_state = worker::delegation::none;  // I-STEAL-19: each search may delegate once
   if (task* t = find_local(w)) {
     w.steal_refusals = 0;  // work of its own: the run of refusals (I-STEAL-13) ends
+    w.delegation_state = worker::delegation::none;
     stop_searching(w);
     return t;
   }
@@ -565,9 +578,10 @@ task* scheduler::find_work(worker& w) {
   // cross-core wake-up. A thief that gave tasks back (I-STEAL-13) would find them again on
   // every round: it parks with its backoff instead (I-PARK-8).
   for (std::int64_t round = 1;; ++round) {
-    task* t = steal_work(w);
+    task* t = steal_work(w, true);
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
+      w.delegation_state = worker::delegation::none;
       if (w.idle_since_ns != 0) {  // found within the window, which was idle time (I-PARK-10)
         w.counters.add(ctr::counter::idle_poll_hits);
         account(w, w.idle_since_ns, true);
@@ -607,6 +621,58 @@ bool scheduler::work_visible(const worker* except) const {
   for (const auto& v : workers_)
     if (v.get() != except && !v->dq.empty_estimate()) return true;
   return false;
+}
+
+// Whether `node`'s injection queue or one of its workers' deques holds a task: the re-check of
+// a worker that parks after delegating (I-STEAL-19), after its seq_cst fence.
+bool scheduler::node_work_visible(int node) const {
+  if (injection_[static_cast<std::size_t>(node)]->size_estimate() != 0) return true;
+  bool seen = false;
+  layout_.node_workers[static_cast<std::size_t>(node)].for_each([&](std::size_t id) {
+    if (!workers_[id]->dq.empty_estimate()) seen = true;
+  });
+  return seen;
+}
+
+// Whether a deque of w's remote tiers or another node's injection queue holds a task (relaxed
+// estimates: a hint for I-STEAL-19, which wakes a worker only for work it can see).
+bool scheduler::remote_work_visible(const worker& w) const {
+  for (const policy::steal_tier& tier : w.plan.tiers) {
+    if (tier.level != policy::steal_level::remote) continue;
+    for (const int v : tier.victims)
+      if (!workers_[static_cast<std::size_t>(v)]->dq.empty_estimate()) return true;
+  }
+  for (const int nd : w.plan.injection_order)
+    if (nd != w.node && injection_[static_cast<std::size_t>(nd)]->size_estimate() != 0) return true;
+  return false;
+}
+
+// I-STEAL-19 (DELEGATE_REMOTE_WORK): a searcher of a node that some group prefers, seeing work
+// on other nodes, wakes a sleeper of a node no group prefers for it (a directed wake: the
+// sleeper searches like any woken worker) and leaves the remote tiers to it. True when one was
+// woken; the search then skips the remote tiers, and the park after it backs off (I-PARK-8)
+// with a re-check of its own node only.
+bool scheduler::delegate_remote_work(worker& w) noexcept {
+  if (!settings_.f.DELEGATE_REMOTE_WORK || w.delegation_state != worker::delegation::none) return false;
+  if (!node_preferred(w.node)) return false;
+  if (!remote_work_visible(w)) return false;
+  struct view {
+    const scheduler& s;
+    bool idle(int v) const { return s.workers_[static_cast<std::size_t>(v)]->idle.load(atomics::relaxed); }
+    int node_of(int v) const { return s.layout_.node_of(v); }
+    bool node_preferred(int n) const { return s.node_preferred(n); }
+  };
+  const int woken = policy::delegate_remote_work(w.plan, view{*this}, [&](int v) {
+    worker& cand = *workers_[static_cast<std::size_t>(v)];
+    if (!idle_.take_sleeper(cand.id)) return false;
+    unpark_worker(cand);
+    return true;
+  });
+  if (woken < 0) return false;
+  w.delegation_state = worker::delegation::delegated;
+  w.counters.add(ctr::counter::steals_delegated);
+  w.counters.add(ctr::counter::wakeups_sent);
+  return true;
 }
 
 bool scheduler::enter_outside() noexcept {
@@ -674,8 +740,11 @@ void scheduler::park(worker& w) {
   // I-PARK-8: a thief that gave tasks back to their nodes in this search (I-STEAL-13) would
   // see them again in every re-check and spin; it sleeps for migration_cost_ns instead (the
   // kernel's cache-hot time), then looks again: visible work waits at most that long for it.
-  const bool backoff = w.steal_refusals > 0;
-  if (!w.mailbox.empty_estimate() || (!backoff && work_visible())) {
+  // I-STEAL-19: a worker that left remote work to a worker it woke backs off the same way,
+  // but still re-checks its own node, whose work is what it stays free for.
+  const bool delegated = w.delegation_state == worker::delegation::delegated;
+  const bool backoff = w.steal_refusals > 0 || delegated;
+  if (!w.mailbox.empty_estimate() || (!backoff && work_visible()) || (delegated && node_work_visible(w.node))) {
     w.counters.add(ctr::counter::park_cancels);
     cancel(false);
     return;
@@ -802,7 +871,11 @@ void scheduler::refresh_llc_hint(worker& w) noexcept {
 }
 
 void scheduler::notify_one(worker* from) noexcept {
-  int s = idle_.take_sleeper_to_search();
+  // I-STEAL-19: while some node is preferred by a group, a wake-up for work any worker may run
+  // goes to a sleeper of a node that no group prefers when there is one.
+  const int s = settings_.f.DELEGATE_REMOTE_WORK
+                    ? idle_.take_sleeper_to_search([this](int v) { return !node_preferred(layout_.node_of(v)); })
+                    : idle_.take_sleeper_to_search();
   if (s < 0) return;
   unpark_worker(*workers_[static_cast<std::size_t>(s)]);
   if (from != nullptr)
@@ -1389,7 +1462,7 @@ bool scheduler::help_once(worker& w) {
   } else if ((t = injection_[static_cast<std::size_t>(w.node)]->pop()) != nullptr) {
     w.counters.add(ctr::counter::injected_taken);
   } else {
-    t = steal_work(w);
+    t = steal_work(w, false);
   }
   if (t == nullptr) return false;
   execute(&w, t);
@@ -1661,9 +1734,24 @@ void scheduler::add_region(const group_state* g, void* p, std::size_t bytes) {
   if (!orphaned()) balancer_->note_region(g);
 }
 
-void scheduler::forget_group(const group_state* g) {
+void scheduler::forget_group(group_state* g) {
   if (!orphaned()) balancer_->remove_group(g);
   regions_.remove_all(g);
+  // I-STEAL-19: a group without its rt::group asks for nothing more; its tasks in flight keep
+  // their preferred node.
+  const int counted = g->counted_node.exchange(group_state::kForgotten, atomics::relaxed);
+  if (counted >= 0) preferring_[static_cast<std::size_t>(counted)].preferring.fetch_sub(1, atomics::relaxed);
+}
+
+int scheduler::set_preferred_node(group_state* g, int node) noexcept {
+  const int before = g->preferred_node.exchange(node, atomics::relaxed);
+  int counted = g->counted_node.load(atomics::relaxed);
+  do {
+    if (counted == group_state::kForgotten || counted == node) return before;
+  } while (!g->counted_node.compare_exchange_weak(counted, node, atomics::relaxed, atomics::relaxed));
+  if (counted >= 0) preferring_[static_cast<std::size_t>(counted)].preferring.fetch_sub(1, atomics::relaxed);
+  if (node >= 0) preferring_[static_cast<std::size_t>(node)].preferring.fetch_add(1, atomics::relaxed);
+  return before;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1685,7 +1773,7 @@ bool scheduler::balancer_glue::apply(const void* key, int preferred, std::int64_
     nodes.reserve(active->count());
     active->for_each([&](std::size_t n) { nodes.push_back(static_cast<int>(n)); });
   }
-  const int before = g->preferred_node.exchange(preferred, atomics::relaxed);
+  const int before = s.set_preferred_node(g, preferred);
   if (before != preferred && s.trace_ != nullptr) [[unlikely]]
     trace::balancer_move(s.trace_->balancer(), trace_id(g), before, preferred, score);
   if (active != nullptr) {

@@ -161,6 +161,11 @@ struct alignas(sync::kCacheLine) worker {
   std::uint64_t idle_since_ns = 0;
   std::uint64_t join_poll_since_ns = 0;  // when a joiner's window began (0: not polling)
   std::int64_t steal_refusals = 0;  // remote tasks given back in a row (I-STEAL-13); owner only
+  // I-STEAL-19, owner only: none, delegated (this search left the remote tiers to a worker it
+  // woke, and its park re-checks only its own node), or after_delegation (the search after
+  // such a park, which may not delegate again: the work waits at most one backoff for it).
+  enum class delegation : std::uint8_t { none, delegated, after_delegation };
+  delegation delegation_state = delegation::none;
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   // Owner only (I-POOL-2). Last: the fields above keep the cache lines they had without it.
   memory::frame_pool::remote_batch remote_frees;
@@ -205,7 +210,10 @@ class scheduler {
   // A group is born (names it in the trace, enters the balancer's table) and dies (leaves the
   // table; its regions are unregistered, restoring access). Any thread.
   void note_group(const group_state* g);
-  void forget_group(const group_state* g);
+  void forget_group(group_state* g);
+  // Sets g's preferred node (-1: none) and moves g's count among the nodes' preferring groups
+  // (I-STEAL-19); returns the preferred node before. Any thread.
+  int set_preferred_node(group_state* g, int node) noexcept;
   // Registers [p, p + bytes) as g's region and tells the balancer, whose pass starts the
   // group's scan period at its first region (I-NUMA-15). Any thread.
   void add_region(const group_state* g, void* p, std::size_t bytes);
@@ -237,12 +245,18 @@ class scheduler {
   task* find_work(worker& w);
   bool poll_window_open(worker& w, std::uint64_t& since, ctr::counter opened) noexcept;
   task* find_local(worker& w);
-  task* steal_work(worker& w);
+  task* steal_work(worker& w, bool may_delegate);
   bool keep_remote_steal(worker& w, task* t, int src_node) noexcept;
   void predict_backlog(policy::refusal_env& env, int src_node) const noexcept;
   policy::steal_verdict classify_move(int pref, int src, int dst, policy::balance_kind kind,
                                       std::uint64_t src_queued) const noexcept;
   bool work_visible(const worker* except = nullptr) const;
+  bool node_work_visible(int node) const;
+  bool remote_work_visible(const worker& w) const;
+  bool delegate_remote_work(worker& w) noexcept;
+  bool node_preferred(int node) const noexcept {
+    return preferring_[static_cast<std::size_t>(node)].preferring.load(atomics::relaxed) > 0;
+  }
   bool mail_visible() const;
   // I-SHUT-2: a push from outside the workers counts itself in flight, then checks stopping_
   // (both seq_cst), so that shutdown() either sees it in flight or it sees stopping_; false
@@ -375,6 +389,14 @@ class scheduler {
     atomics::atomic<std::uint64_t> word{0};
   };
   std::unique_ptr<node_demand[]> demand_;
+  // Per node: how many live groups prefer it (I-STEAL-19). Moved by set_preferred_node and
+  // forget_group (relaxed RMWs: the group's counted_node CAS decides which node counts it);
+  // read relaxed by searchers at their remote tiers. A hint: a stale count costs one
+  // delegation, made or missed. One line each: written rarely, read by every node's searchers.
+  struct alignas(sync::kCacheLine) node_groups {
+    atomics::atomic<std::int32_t> preferring{0};
+  };
+  std::unique_ptr<node_groups[]> preferring_;
   // Node arenas before the workers (their pools allocate from them); the registry and the
   // balancer before the workers too (each worker's sample ring is the balancer's), and the
   // balancer thread is stopped by shutdown() before the workers are joined.
