@@ -93,7 +93,11 @@ class idle_set {
   // Takes the newest sleeper off the list as a searcher (the list holds only sleepers that can
   // search, I-PARK-12); -1 when none should be woken.
   int take_sleeper_to_search() noexcept {
-    return take_sleeper_to_search([](int) { return false; });
+    if (!should_wake()) return -1;
+    lock();
+    const int w = should_wake() && !sleepers_.empty() ? take_searcher_locked(sleepers_.size() - 1) : -1;
+    unlock();
+    return w;
   }
   // The same, taking the newest sleeper that `prefer` accepts when there is one (I-STEAL-19:
   // a sleeper of a node that no group prefers). `prefer` runs under the lock: it must not block.
@@ -110,16 +114,25 @@ class idle_set {
           break;
         }
       }
-      w = sleepers_[at];
-      sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(at));
-      sleeping_[static_cast<std::size_t>(w)] = 0;
-      as_searcher_[static_cast<std::size_t>(w)] = 1;
-      searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
-      unparked_.fetch_add(1, S::seq_cst);
-      ++epoch_;
+      w = take_searcher_locked(at);
     }
     unlock();
     return w;
+  }
+  // Directed wake of a searcher (I-STEAL-19: a searcher hands the remote tiers to worker w):
+  // takes w's registration if it sleeps and may search, counting w as a searcher (after_wake
+  // says as_searcher), whatever the number searching. False when w is not such a sleeper.
+  bool take_sleeper_as_searcher(int w) noexcept {
+    lock();
+    const bool taken = sleeping_[static_cast<std::size_t>(w)] != 0 && searchable_[static_cast<std::size_t>(w)] != 0;
+    if (taken) {
+      searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
+      remove_locked(w);
+      as_searcher_[static_cast<std::size_t>(w)] = 1;
+      ++epoch_;
+    }
+    unlock();
+    return taken;
   }
 
   // Directed wake (mailbox hand-off, shutdown): takes worker w's registration if it sleeps.
@@ -170,6 +183,17 @@ class idle_set {
   }
 
  private:
+  // The sleeper at `at` leaves the list as a searcher. Under the lock.
+  int take_searcher_locked(std::size_t at) noexcept {
+    const int w = sleepers_[at];
+    sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(at));
+    sleeping_[static_cast<std::size_t>(w)] = 0;
+    as_searcher_[static_cast<std::size_t>(w)] = 1;
+    searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
+    unparked_.fetch_add(1, S::seq_cst);
+    ++epoch_;
+    return w;
+  }
   // Takes a registered sleeper w off the registration: off the list and back into unparked_
   // when it can search, else (I-PARK-12) it was on neither.
   void remove_locked(int w) noexcept {

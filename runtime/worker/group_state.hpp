@@ -31,20 +31,21 @@ struct group_state {
   // Written by the balancer or set_preferred_node (relaxed: a placement hint).
   sync::native::atomic<int> preferred_node{-1};
   // The node whose count of preferring groups (scheduler::preferring_, I-STEAL-19) holds this
-  // group: -1 none, kForgotten once the rt::group is gone (no later change counts). Moved by
-  // scheduler::set_preferred_node with a CAS, so that each group is counted on one node at a
-  // time whatever the writers' interleaving (relaxed: a hint, like preferred_node).
+  // group: -1 none, kForgotten once the rt::group is gone (no later change counts). Guarded by
+  // group_active_lock(), which scheduler::set_preferred_node holds across the exchange of
+  // preferred_node, so that the group is counted on the node it prefers.
   static constexpr int kForgotten = -2;
-  sync::native::atomic<int> counted_node{-1};
+  int counted_node = -1;
   std::vector<int> active_nodes;   // guarded by group_active_lock()
 };
 
-// Guards every group's active_nodes: one lock for the process, held across fork() by atfork
-// handlers (prepare locks it, parent and child unlock it), so that a child never inherits it
-// held by a thread it does not have (ADR 0007, I-SHUT-6). Its holders copy one vector and take
-// no other lock but the allocator's (whose atfork prepare runs after this one); the balancer
-// takes it once per group it places, a user's group::active_nodes() and set_active_nodes() and
-// stats() once per group.
+// Guards every group's active_nodes and counted_node: one lock for the process, held across
+// fork() by atfork handlers (prepare locks it, parent and child unlock it), so that a child
+// never inherits it held by a thread it does not have (ADR 0007, I-SHUT-6). Its holders copy one
+// vector or move one group's count between two nodes, and take no other lock but the
+// allocator's (whose atfork prepare runs after this one); the balancer takes it once or twice
+// per group it places, a user's group::active_nodes(), set_active_nodes() and
+// set_preferred_node() and stats() once per group, a destroyed rt::group once.
 std::mutex& group_active_lock() noexcept;
 
 // The last reference's work: deletes the state, then drops the reference a member holds on

@@ -395,7 +395,7 @@ task* scheduler::find_local(worker& w) {
 task* scheduler::steal_work(worker& w, bool may_delegate) {
   // I-STEAL-19: a search that left the remote tiers to a worker it woke skips them until it
   // parks; a joiner's help (may_delegate false) never delegates.
-  bool remote_left = w.delegation_state == worker::delegation::delegated;
+  bool remote_left = w.delegated;
   bool asked = remote_left || !may_delegate;
   for (const policy::steal_tier& tier : w.plan.tiers) {
     if (tier.level == policy::steal_level::remote && !asked) {
@@ -559,10 +559,9 @@ void scheduler::stop_searching(worker& w) noexcept {
 }
 
 task* scheduler::find_work(worker& w) {
-  w.delegation_state = worker::delegation::none;  // I-STEAL-19: each search may delegate once
+  w.delegated = false;  // I-STEAL-19: each search may delegate once
   if (task* t = find_local(w)) {
     w.steal_refusals = 0;  // work of its own: the run of refusals (I-STEAL-13) ends
-    w.delegation_state = worker::delegation::none;
     stop_searching(w);
     return t;
   }
@@ -581,7 +580,7 @@ task* scheduler::find_work(worker& w) {
     task* t = steal_work(w, true);
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
-      w.delegation_state = worker::delegation::none;
+      w.delegated = false;
       if (w.idle_since_ns != 0) {  // found within the window, which was idle time (I-PARK-10)
         w.counters.add(ctr::counter::idle_poll_hits);
         account(w, w.idle_since_ns, true);
@@ -591,6 +590,9 @@ task* scheduler::find_work(worker& w) {
       stop_searching(w);
       return t;
     }
+    // I-STEAL-19: a search that left the remote tiers to a woken searcher ends here; polling on
+    // as a searcher that skips them would keep spawns from waking anyone for their work.
+    if (w.delegated) return nullptr;
     if (round >= settings_.t.search_rounds &&
         (w.steal_refusals > 0 || terminated_.load(atomics::relaxed) != 0 ||
          !poll_window_open(w, w.idle_since_ns, ctr::counter::idle_polls)))
@@ -648,12 +650,12 @@ bool scheduler::remote_work_visible(const worker& w) const {
 }
 
 // I-STEAL-19 (DELEGATE_REMOTE_WORK): a searcher of a node that some group prefers, seeing work
-// on other nodes, wakes a sleeper of a node no group prefers for it (a directed wake: the
-// sleeper searches like any woken worker) and leaves the remote tiers to it. True when one was
-// woken; the search then skips the remote tiers, and the park after it backs off (I-PARK-8)
-// with a re-check of its own node only.
+// on other nodes, wakes a sleeper of a node no group prefers for it, as a searcher (the woken
+// worker holds a searcher's place whatever the number searching, so I-SEARCH-1 covers the work
+// it was woken for), and leaves the remote tiers to it. True when one was woken; the search
+// then ends without its remote tiers, and the park after it backs off (I-PARK-8).
 bool scheduler::delegate_remote_work(worker& w) noexcept {
-  if (!settings_.f.DELEGATE_REMOTE_WORK || w.delegation_state != worker::delegation::none) return false;
+  if (!settings_.f.DELEGATE_REMOTE_WORK || w.delegated) return false;
   if (!node_preferred(w.node)) return false;
   if (!remote_work_visible(w)) return false;
   struct view {
@@ -664,12 +666,12 @@ bool scheduler::delegate_remote_work(worker& w) noexcept {
   };
   const int woken = policy::delegate_remote_work(w.plan, view{*this}, [&](int v) {
     worker& cand = *workers_[static_cast<std::size_t>(v)];
-    if (!idle_.take_sleeper(cand.id)) return false;
+    if (!idle_.take_sleeper_as_searcher(cand.id)) return false;
     unpark_worker(cand);
     return true;
   });
   if (woken < 0) return false;
-  w.delegation_state = worker::delegation::delegated;
+  w.delegated = true;
   w.counters.add(ctr::counter::steals_delegated);
   w.counters.add(ctr::counter::wakeups_sent);
   return true;
@@ -708,8 +710,10 @@ void scheduler::park(worker& w) {
   w.idle.store(true, atomics::relaxed);
   sync::fault::point(sync::fault::site::idle_shown);
   // The last searcher needs no extra check here: the re-check below covers every queue
-  // (I-SEARCH-2), and it runs after the registration whatever the searcher count was.
-  idle_.prepare_park(w.id, was_searching);
+  // (I-SEARCH-2), and it runs after the registration whatever the searcher count was; so it
+  // does for a worker that delegated (I-STEAL-19) when it is the last, but not for a refusing
+  // thief (I-PARK-8), whose skipped work waits at most one timeout.
+  const bool last_searcher = idle_.prepare_park(w.id, was_searching);
   sync::fault::point(sync::fault::site::park_registered);
   sleeper_fence(w);  // I-PARK-2: registration before the re-check
   // I-SHUT-2: draining_ is read after the registration and before the re-check: a worker that
@@ -740,11 +744,12 @@ void scheduler::park(worker& w) {
   // I-PARK-8: a thief that gave tasks back to their nodes in this search (I-STEAL-13) would
   // see them again in every re-check and spin; it sleeps for migration_cost_ns instead (the
   // kernel's cache-hot time), then looks again: visible work waits at most that long for it.
-  // I-STEAL-19: a worker that left remote work to a worker it woke backs off the same way,
-  // but still re-checks its own node, whose work is what it stays free for.
-  const bool delegated = w.delegation_state == worker::delegation::delegated;
-  const bool backoff = w.steal_refusals > 0 || delegated;
-  if (!w.mailbox.empty_estimate() || (!backoff && work_visible()) || (delegated && node_work_visible(w.node))) {
+  // I-STEAL-19: a worker that left remote work to a searcher it woke backs off the same way,
+  // but still re-checks its own node, whose work is what it stays free for, and every queue when
+  // it parks as the last searcher (the one it woke found work and stopped; I-SEARCH-2).
+  const bool backoff = w.steal_refusals > 0 || w.delegated;
+  const bool recheck_all = !backoff || (w.delegated && last_searcher);
+  if (!w.mailbox.empty_estimate() || (recheck_all && work_visible()) || (w.delegated && node_work_visible(w.node))) {
     w.counters.add(ctr::counter::park_cancels);
     cancel(false);
     return;
@@ -1739,18 +1744,21 @@ void scheduler::forget_group(group_state* g) {
   regions_.remove_all(g);
   // I-STEAL-19: a group without its rt::group asks for nothing more; its tasks in flight keep
   // their preferred node.
-  const int counted = g->counted_node.exchange(group_state::kForgotten, atomics::relaxed);
-  if (counted >= 0) preferring_[static_cast<std::size_t>(counted)].preferring.fetch_sub(1, atomics::relaxed);
+  std::lock_guard<std::mutex> lk(group_active_lock());
+  if (g->counted_node >= 0)
+    preferring_[static_cast<std::size_t>(g->counted_node)].preferring.fetch_sub(1, atomics::relaxed);
+  g->counted_node = group_state::kForgotten;
 }
 
-int scheduler::set_preferred_node(group_state* g, int node) noexcept {
+int scheduler::set_preferred_node(group_state* g, int node) {
+  std::lock_guard<std::mutex> lk(group_active_lock());
   const int before = g->preferred_node.exchange(node, atomics::relaxed);
-  int counted = g->counted_node.load(atomics::relaxed);
-  do {
-    if (counted == group_state::kForgotten || counted == node) return before;
-  } while (!g->counted_node.compare_exchange_weak(counted, node, atomics::relaxed, atomics::relaxed));
-  if (counted >= 0) preferring_[static_cast<std::size_t>(counted)].preferring.fetch_sub(1, atomics::relaxed);
-  if (node >= 0) preferring_[static_cast<std::size_t>(node)].preferring.fetch_add(1, atomics::relaxed);
+  const int counted = g->counted_node;
+  if (counted != group_state::kForgotten && counted != node) {
+    if (counted >= 0) preferring_[static_cast<std::size_t>(counted)].preferring.fetch_sub(1, atomics::relaxed);
+    if (node >= 0) preferring_[static_cast<std::size_t>(node)].preferring.fetch_add(1, atomics::relaxed);
+    g->counted_node = node;
+  }
   return before;
 }
 

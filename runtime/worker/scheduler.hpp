@@ -161,11 +161,9 @@ struct alignas(sync::kCacheLine) worker {
   std::uint64_t idle_since_ns = 0;
   std::uint64_t join_poll_since_ns = 0;  // when a joiner's window began (0: not polling)
   std::int64_t steal_refusals = 0;  // remote tasks given back in a row (I-STEAL-13); owner only
-  // I-STEAL-19, owner only: none, delegated (this search left the remote tiers to a worker it
-  // woke, and its park re-checks only its own node), or after_delegation (the search after
-  // such a park, which may not delegate again: the work waits at most one backoff for it).
-  enum class delegation : std::uint8_t { none, delegated, after_delegation };
-  delegation delegation_state = delegation::none;
+  // I-STEAL-19, owner only: this search left the remote tiers to a searcher it woke; its park
+  // then backs off (I-PARK-8) and re-checks its own node. Cleared when the next search starts.
+  bool delegated = false;
   policy::steal_plan plan;         // victims tier by tier, injection queues by distance
   // Owner only (I-POOL-2). Last: the fields above keep the cache lines they had without it.
   memory::frame_pool::remote_batch remote_frees;
@@ -213,7 +211,7 @@ class scheduler {
   void forget_group(group_state* g);
   // Sets g's preferred node (-1: none) and moves g's count among the nodes' preferring groups
   // (I-STEAL-19); returns the preferred node before. Any thread.
-  int set_preferred_node(group_state* g, int node) noexcept;
+  int set_preferred_node(group_state* g, int node);
   // Registers [p, p + bytes) as g's region and tells the balancer, whose pass starts the
   // group's scan period at its first region (I-NUMA-15). Any thread.
   void add_region(const group_state* g, void* p, std::size_t bytes);
