@@ -393,10 +393,10 @@ task* scheduler::find_local(worker& w) {
 // workers included). A lost race is retry, never empty (I-STEAL-2): a tier is walked again
 // while any steal in it returned retry.
 task* scheduler::steal_work(worker& w, bool may_delegate) {
-  // I-STEAL-19: a search that left the remote tiers to a worker it woke skips them until it
-  // parks; a joiner's help (may_delegate false) never delegates.
-  bool remote_left = w.delegated;
-  bool asked = remote_left || !may_delegate;
+  // I-STEAL-19: once a searcher has left the remote tiers to a searcher it woke, this call
+  // skips them (the search then ends); a joiner's help (may_delegate false) never delegates.
+  bool remote_left = false;
+  bool asked = !may_delegate;
   for (const policy::steal_tier& tier : w.plan.tiers) {
     if (tier.level == policy::steal_level::remote && !asked) {
       asked = true;
@@ -655,7 +655,7 @@ bool scheduler::remote_work_visible(const worker& w) const {
 // it was woken for), and leaves the remote tiers to it. True when one was woken; the search
 // then ends without its remote tiers, and the park after it backs off (I-PARK-8).
 bool scheduler::delegate_remote_work(worker& w) noexcept {
-  if (!settings_.f.DELEGATE_REMOTE_WORK || w.delegated) return false;
+  if (!settings_.f.DELEGATE_REMOTE_WORK) return false;
   if (!node_preferred(w.node)) return false;
   if (!remote_work_visible(w)) return false;
   struct view {
@@ -746,9 +746,10 @@ void scheduler::park(worker& w) {
   // kernel's cache-hot time), then looks again: visible work waits at most that long for it.
   // I-STEAL-19: a worker that left remote work to a searcher it woke backs off the same way,
   // but still re-checks its own node, whose work is what it stays free for, and every queue when
-  // it parks as the last searcher (the one it woke found work and stopped; I-SEARCH-2).
+  // it parks as the last searcher (the one it woke found work and stopped; I-SEARCH-2), unless
+  // it also gave tasks back in this search (it would see them again).
   const bool backoff = w.steal_refusals > 0 || w.delegated;
-  const bool recheck_all = !backoff || (w.delegated && last_searcher);
+  const bool recheck_all = w.steal_refusals == 0 && (!w.delegated || last_searcher);
   if (!w.mailbox.empty_estimate() || (recheck_all && work_visible()) || (w.delegated && node_work_visible(w.node))) {
     w.counters.add(ctr::counter::park_cancels);
     cancel(false);

@@ -388,8 +388,9 @@ class scheduler {
   };
   std::unique_ptr<node_demand[]> demand_;
   // Per node: how many live groups prefer it (I-STEAL-19). Moved by set_preferred_node and
-  // forget_group (relaxed RMWs: the group's counted_node CAS decides which node counts it);
-  // read relaxed by searchers at their remote tiers. A hint: a stale count costs one
+  // forget_group under group_active_lock() (relaxed RMWs: the lock orders the writers, and the
+  // group's counted_node says which node counts it); read relaxed by notify_one and by
+  // searchers at their remote tiers. A hint: a stale count costs one wake-up's choice or one
   // delegation, made or missed. One line each: written rarely, read by every node's searchers.
   struct alignas(sync::kCacheLine) node_groups {
     atomics::atomic<std::int32_t> preferring{0};
