@@ -98,7 +98,8 @@ struct variant {
   const char* tune;  // features appended to RT_TUNE
   const char* what;
 };
-// The filter with the idle override (the default), the same without I-STEAL-18's
+// The filter with the idle override (the default), the same without I-STEAL-19's delegation of
+// other nodes' work (the default until session 25), without I-STEAL-18's
 // predicted-wait rule (the default until session 23), the same with I-STEAL-16's overloaded-node
 // rule on the served utilisation only (without I-STEAL-17), without that rule, the filter with hard refusals (pre-patch-5), and no filter (NUMA_BALANCING off:
 // migrate_degrades_locality has no opinion, so every steal is accepted; placement still follows
