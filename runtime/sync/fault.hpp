@@ -20,7 +20,7 @@ enum class site : std::uint8_t {
   handoff_mailed,   // a hand-off mailed its task, before reading the sleeper list (I-WAKE-5)
   task_completed,   // a task ran, before its completion is published (I-TASK-1..5)
   shutdown_step,    // shutdown() between stopping, draining and waiting (I-SHUT-1..3)
-  balance_popped,   // the balancer's node transfer popped its batch, before its pushes (I-SHUT-2)
+  balance_popped,   // the balancer's node transfer popped a non-empty batch, before its pushes (I-SHUT-2)
 };
 
 struct plan {
