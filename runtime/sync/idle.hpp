@@ -93,11 +93,7 @@ class idle_set {
   // Takes the newest sleeper off the list as a searcher (the list holds only sleepers that can
   // search, I-PARK-12); -1 when none should be woken.
   int take_sleeper_to_search() noexcept {
-    if (!should_wake()) return -1;
-    lock();
-    const int w = should_wake() && !sleepers_.empty() ? take_searcher_locked(sleepers_.size() - 1) : -1;
-    unlock();
-    return w;
+    return take_sleeper_to_search([](int) { return true; });
   }
   // The same, taking the newest sleeper that `prefer` accepts when there is one (I-STEAL-19:
   // a sleeper of a node that no group prefers). `prefer` runs under the lock: it must not block.
@@ -114,7 +110,13 @@ class idle_set {
           break;
         }
       }
-      w = take_searcher_locked(at);
+      w = sleepers_[at];
+      sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(at));
+      sleeping_[static_cast<std::size_t>(w)] = 0;
+      as_searcher_[static_cast<std::size_t>(w)] = 1;
+      searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
+      unparked_.fetch_add(1, S::seq_cst);
+      ++epoch_;
     }
     unlock();
     return w;
@@ -183,17 +185,6 @@ class idle_set {
   }
 
  private:
-  // The sleeper at `at` leaves the list as a searcher. Under the lock.
-  int take_searcher_locked(std::size_t at) noexcept {
-    const int w = sleepers_[at];
-    sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(at));
-    sleeping_[static_cast<std::size_t>(w)] = 0;
-    as_searcher_[static_cast<std::size_t>(w)] = 1;
-    searching_.fetch_add(1, S::seq_cst);  // first: a notifier in between sees a searcher
-    unparked_.fetch_add(1, S::seq_cst);
-    ++epoch_;
-    return w;
-  }
   // Takes a registered sleeper w off the registration: off the list and back into unparked_
   // when it can search, else (I-PARK-12) it was on neither.
   void remove_locked(int w) noexcept {

@@ -580,7 +580,6 @@ task* scheduler::find_work(worker& w) {
     task* t = steal_work(w, true);
     if (t == nullptr) t = find_local(w);
     if (t != nullptr) {
-      w.delegated = false;
       if (w.idle_since_ns != 0) {  // found within the window, which was idle time (I-PARK-10)
         w.counters.add(ctr::counter::idle_poll_hits);
         account(w, w.idle_since_ns, true);
@@ -879,9 +878,8 @@ void scheduler::refresh_llc_hint(worker& w) noexcept {
 void scheduler::notify_one(worker* from) noexcept {
   // I-STEAL-19: while some node is preferred by a group, a wake-up for work any worker may run
   // goes to a sleeper of a node that no group prefers when there is one.
-  const int s = settings_.f.DELEGATE_REMOTE_WORK
-                    ? idle_.take_sleeper_to_search([this](int v) { return !node_preferred(layout_.node_of(v)); })
-                    : idle_.take_sleeper_to_search();
+  const int s = idle_.take_sleeper_to_search(
+      [this](int v) { return !settings_.f.DELEGATE_REMOTE_WORK || !node_preferred(layout_.node_of(v)); });
   if (s < 0) return;
   unpark_worker(*workers_[static_cast<std::size_t>(s)]);
   if (from != nullptr)
