@@ -4,8 +4,9 @@
 // the owner takes whole when its local list runs dry). So a frame stolen and finished by
 // another worker is reused by its spawner instead of feeding another allocator arena, and a
 // steady fork-join workload stops touching the allocator (and faulting in fresh pages) once
-// the pools are warm. trim() returns the local list beyond `capacity` to the arena; the
-// worker calls it when it parks. Frames that miss the pool come from the node arena given at
+// the pools are warm. The pool counts its local list and the fewest frames that list held since
+// the last trim() (its low-water mark); trim() returns frames beyond the number the worker
+// keeps (policy::frames_to_keep, I-POOL-4) to the arena when the worker parks. Frames that miss the pool come from the node arena given at
 // construction, the worker's node (docs/design/memory.md I-MEM-8); threads without a pool use
 // the static allocate(), the process allocator, and release() frees either kind.
 #pragma once
@@ -35,10 +36,12 @@ class frame_pool {
     if (free_ == nullptr && remote_.load(sync::native::relaxed) != nullptr) {
       // acquire pairs with give_remote's release: the frames' contents are ours again.
       free_ = remote_.exchange(nullptr, sync::native::acquire);
+      count_ = chain_length(free_);
     }
     if (free_ != nullptr) {
       node* n = free_;
       free_ = n->next;
+      if (--count_ < low_water_) low_water_ = count_;
       // The next spawn writes that frame's header, and a frame a thief freed is still in the
       // thief's cache: fetch it for writing now, behind this spawn's work.
       __builtin_prefetch(free_, 1);
@@ -46,6 +49,7 @@ class frame_pool {
       return n;
     }
     from_pool = false;
+    low_water_ = 0;
     return arena_.allocate(frame_bytes_, kFrameAlign);
   }
   // Owner only.
@@ -53,12 +57,13 @@ class frame_pool {
     auto* n = static_cast<node*>(p);
     n->next = free_;
     free_ = n;
+    ++count_;
   }
   // Any thread but the owner: a lock-free push (I-POOL-1: push-only CAS plus the owner's
   // take-all exchange has no ABA). release pairs with take()'s acquire.
   void give_remote(void* p) noexcept {
     auto* n = static_cast<node*>(p);
-    give_remote_chain(n, n);
+    give_remote_chain(n, n, 1);
   }
   // Frames of other workers' pools that one worker freed, returned to their pool in one push
   // (I-POOL-2): at most `limit` frames of one pool at a time. Owned by one thread, which must
@@ -80,7 +85,7 @@ class frame_pool {
       if (++count_ >= limit) flush();
     }
     void flush() noexcept {
-      if (first_ != nullptr) pool_->give_remote_chain(first_, last_);
+      if (first_ != nullptr) pool_->give_remote_chain(first_, last_, count_);
       first_ = last_ = nullptr;
       count_ = 0;
     }
@@ -92,18 +97,24 @@ class frame_pool {
     std::size_t count_ = 0;
   };
 
-  // Owner only: keeps the first `keep` frames of the local list, frees the rest.
-  void trim(std::size_t keep) noexcept {
-    node** link = &free_;
-    for (std::size_t i = 0; i < keep && *link != nullptr; ++i) link = &(*link)->next;
-    node* n = *link;
-    *link = nullptr;
-    while (n != nullptr) {
-      node* next = n->next;
+  // Owner only: frees frames from the head of the local list until `keep` remain (in time
+  // proportional to the frames freed; a worker about to sleep has no use for the hotter ones),
+  // and starts a new low-water period. Returns the number freed.
+  std::size_t trim(std::size_t keep) noexcept {
+    std::size_t freed = 0;
+    while (count_ > keep) {
+      node* n = free_;
+      free_ = n->next;
+      --count_;
       arena_.deallocate(n);
-      n = next;
+      ++freed;
     }
+    low_water_ = count_;
+    return freed;
   }
+  // Owner only: the frames of the local list, and the fewest it held since the last trim().
+  std::size_t count() const noexcept { return count_; }
+  std::size_t low_water() const noexcept { return low_water_; }
   // When no other thread can free into this pool any more (destruction).
   void release_all() noexcept {
     node* lists[2] = {free_, remote_.exchange(nullptr, sync::native::acquire)};
@@ -115,6 +126,7 @@ class frame_pool {
       }
     }
     free_ = nullptr;
+    count_ = low_water_ = 0;
   }
   std::size_t frame_bytes() const noexcept { return frame_bytes_; }
   // The node this pool's frames live on (its arena's logical node tag).
@@ -155,11 +167,19 @@ class frame_pool {
   }
 
  private:
+  // A free frame. The first frame of a chain pushed on the remote list also says how long the
+  // chain is and where it ends, so that the owner counts what it takes chain by chain.
   struct node {
     node* next;
+    node* chain_last;
+    std::size_t chain_length;
   };
-  // Any thread but the owner: pushes the chain first..last (linked by next) in one CAS.
-  void give_remote_chain(node* first, node* last) noexcept {
+  static_assert(sizeof(node) <= kFrameAlign, "a free frame holds its node (frames are whole kFrameAlign blocks)");
+  // Any thread but the owner: pushes the chain first..last (linked by next) of `length` frames in
+  // one CAS.
+  void give_remote_chain(node* first, node* last, std::size_t length) noexcept {
+    first->chain_last = last;
+    first->chain_length = length;
     node* head = remote_.load(sync::native::relaxed);
     do {
       last->next = head;
@@ -188,11 +208,19 @@ class frame_pool {
       s.closed = true;
     }
   };
+  // The frames of a list taken whole from the remote list: a walk over the chains' first frames.
+  static std::size_t chain_length(const node* first) noexcept {
+    std::size_t n = 0;
+    for (; first != nullptr; first = first->chain_last->next) n += first->chain_length;
+    return n;
+  }
   static std::size_t round_up(std::size_t b) noexcept { return (b + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
 
   const std::size_t frame_bytes_;
   const arena_ref arena_;  // process-lifetime arena of the owner's node (I-MEM-1)
   node* free_ = nullptr;   // owner only
+  std::size_t count_ = 0;      // owner only: frames on free_
+  std::size_t low_water_ = 0;  // owner only: the fewest on free_ since the last trim()
   // Frames freed by other threads. Pushed by them (release CAS), taken whole by the owner
   // (acquire exchange). Own cache line: remote frees must not bounce the owner's fields.
   alignas(sync::kCacheLine) sync::native::atomic<node*> remote_{nullptr};

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/assert.hpp"
+#include "policy/frame_cache.hpp"
 #include "policy/idle_poll.hpp"
 #include "rt/error.hpp"
 #include "rt/runtime.hpp"
@@ -767,8 +768,10 @@ void scheduler::park(worker& w) {
     }
   }
   w.counters.add(ctr::counter::parks);
+  // I-POOL-4: the frames the last busy period left unused go back to the arena.
+  if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
+    w.counters.add(ctr::counter::frames_trimmed, trimmed);
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
-  w.pool.trim(static_cast<std::size_t>(settings_.t.frame_pool_size));
   w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
   w.group_refs.flush();    // I-GROUP-2: an idle worker holds no group reference
   if (w.trace != nullptr) [[unlikely]]

@@ -377,6 +377,56 @@ TEST(FramePool, ARemoteBatchReturnsItsFramesInOnePushAtItsLimitOrFlush) {
   b.give(other);
 }
 
+// I-POOL-4's bookkeeping: the pool counts its free frames (those given back locally, and those
+// taken whole from the remote list, counted chain by chain), remembers the fewest it held since
+// the last trim(), and trim() frees from the head down to the number kept.
+TEST(FramePool, APoolCountsItsFramesAndItsLowWaterAndTrimsDownToTheKept) {
+  node_arenas arenas(virtual8());
+  const std::uint64_t before = arenas.bytes(4);
+  {
+    rt::memory::frame_pool pool(128, arenas.arena(4));
+    bool from_pool = true;
+    std::vector<void*> frames;
+    for (int i = 0; i < 10; ++i) frames.push_back(pool.take(from_pool));
+    EXPECT_FALSE(from_pool);
+    EXPECT_EQ(pool.count(), 0u);
+    EXPECT_EQ(pool.low_water(), 0u);
+    for (void* f : frames) pool.give(f);
+    EXPECT_EQ(pool.count(), 10u);
+    EXPECT_EQ(pool.low_water(), 0u) << "the list was empty since the last trim";
+    EXPECT_EQ(pool.trim(4), 6u);
+    EXPECT_EQ(pool.count(), 4u);
+    EXPECT_EQ(pool.low_water(), 4u) << "a trim starts a new period at the count it leaves";
+    EXPECT_EQ(pool.take(from_pool), frames[3]) << "the kept frames are the oldest four, LIFO";
+    EXPECT_TRUE(from_pool);
+    EXPECT_EQ(pool.low_water(), 3u);
+    pool.give(frames[3]);
+    EXPECT_EQ(pool.count(), 4u);
+    EXPECT_EQ(pool.low_water(), 3u) << "a give does not raise the low-water mark";
+    EXPECT_EQ(pool.trim(10), 0u) << "keeping more than the pool holds frees nothing";
+    // Remote frees: a batch of three in one push, and one frame alone, behind four local ones.
+    std::vector<void*> remote;
+    for (int i = 0; i < 4; ++i) remote.push_back(pool.allocate_local(128));
+    std::thread([&] {
+      rt::memory::frame_pool::remote_batch batch;
+      for (int i = 0; i < 3; ++i) batch.add(pool, remote[static_cast<std::size_t>(i)], 8);
+      batch.flush();
+      pool.give_remote(remote[3]);
+    }).join();
+    std::vector<void*> held;
+    for (int i = 0; i < 4; ++i) held.push_back(pool.take(from_pool));
+    EXPECT_EQ(pool.count(), 0u);
+    EXPECT_EQ(pool.low_water(), 0u);
+    held.push_back(pool.take(from_pool));  // takes the remote list whole: two chains, four frames
+    EXPECT_TRUE(from_pool);
+    EXPECT_EQ(pool.count(), 3u);
+    EXPECT_EQ(pool.trim(0), 3u);
+    EXPECT_EQ(pool.count(), 0u);
+    for (void* f : held) pool.give(f);  // freed with the pool
+  }
+  EXPECT_EQ(arenas.bytes(4), before) << "every frame, taken or trimmed, went back to the arena";
+}
+
 // I-POOL-3: a thread without a pool keeps one standard frame it freed and hands it out next;
 // a second frame freed while the slot is full goes back to the process allocator.
 TEST(FramePool, AThreadWithoutAPoolKeepsTheLastStandardFrameItFreed) {

@@ -1,0 +1,59 @@
+// policy/frame_cache.hpp: how many free frames a parking worker's pool keeps (jemalloc's
+// thread-cache collection: three quarters of the low-water mark go back, I-POOL-4), with the
+// floor frame_pool_size and the cap frame_pool_max.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "policy/frame_cache.hpp"
+#include "tunables/tunables.hpp"
+
+namespace rt::policy {
+namespace {
+
+struct keep_row {
+  std::size_t count;
+  std::size_t low_water;
+  std::size_t expected;
+  const char* why;
+};
+
+TEST(FrameCache, APoolKeepsWhatItsLastBusyPeriodUsed) {
+  const tun::settings s{};  // floor 256, cap 4096, 75 %
+  const keep_row rows[] = {
+      {2000, 0, 2000, "a burst emptied the list: every frame was needed, all stay"},
+      {2000, 1000, 1250, "1000 never used: 750 go back"},
+      {2000, 1999, 500, "one frame used: ceil(0.75 * 1999) = 1500 go back"},
+      {1000, 999, 256, "the floor: 1000 - 750 = 250 is below 256"},
+      {256, 256, 256, "a pool at the floor stays there however idle"},
+      {100, 100, 100, "a pool below the floor keeps what it has"},
+      {0, 0, 0, "an empty pool"},
+      {10000, 0, 4096, "the cap: a worker never sleeps on more than 4096 frames"},
+      {10000, 9000, 3250, "10000 - 6750, under the cap"},
+      {5000, 7000, 1250, "a low-water mark above the count counts as the count: 3750 go back"},
+      {3, 1, 3, "ceil(0.75 * 1) = 1 goes back, the floor (up to the count) holds all three"},
+  };
+  for (const keep_row& r : rows)
+    EXPECT_EQ(frames_to_keep(r.count, r.low_water, s), r.expected)
+        << r.why << " (count " << r.count << ", low water " << r.low_water << ")";
+}
+
+TEST(FrameCache, TheBoundsAndTheShareAreTunables) {
+  tun::settings s{};
+  s.t.frame_pool_gc_pct = 0;
+  EXPECT_EQ(frames_to_keep(2000, 2000, s), 2000u) << "0 %: the low-water mark frees nothing";
+  EXPECT_EQ(frames_to_keep(5000, 5000, s), 4096u) << "the cap still holds";
+  s.t.frame_pool_gc_pct = 100;
+  EXPECT_EQ(frames_to_keep(2000, 1000, s), 1000u) << "100 %: every unused frame goes back";
+  EXPECT_EQ(frames_to_keep(2000, 2000, s), 256u) << "down to the floor";
+  s.t.frame_pool_size = 0;
+  EXPECT_EQ(frames_to_keep(2000, 2000, s), 0u) << "no floor: an idle pool empties";
+  s.t.frame_pool_size = 600;
+  s.t.frame_pool_max = 500;
+  EXPECT_EQ(frames_to_keep(2000, 2000, s), 500u) << "a cap below the floor wins";
+  s.t.frame_pool_max = 0;
+  EXPECT_EQ(frames_to_keep(2000, 0, s), 0u) << "cap 0: no frame sleeps in a pool";
+}
+
+}  // namespace
+}  // namespace rt::policy
