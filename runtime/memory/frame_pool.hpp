@@ -5,10 +5,11 @@
 // another worker is reused by its spawner instead of feeding another allocator arena, and a
 // steady fork-join workload stops touching the allocator (and faulting in fresh pages) once
 // the pools are warm. The pool counts its local list and the fewest frames that list held since
-// the last trim() (its low-water mark); trim() returns frames beyond the number the worker
-// keeps (policy::frames_to_keep, I-POOL-4) to the arena when the worker parks. Frames that miss the pool come from the node arena given at
-// construction, the worker's node (docs/design/memory.md I-MEM-8); threads without a pool use
-// the static allocate(), the process allocator, and release() frees either kind.
+// the last trim() (its low-water mark); when the worker runs dry, trim() returns the frames beyond
+// those it keeps (policy::frames_to_keep, I-POOL-4) to the arena. Frames that miss the pool
+// come from the node arena given at construction, the worker's node (docs/design/memory.md
+// I-MEM-8); threads without a pool use the static allocate(), the process allocator, and
+// release() frees either kind.
 #pragma once
 
 #include <cstddef>
@@ -36,12 +37,14 @@ class frame_pool {
     if (free_ == nullptr && remote_.load(sync::native::relaxed) != nullptr) {
       // acquire pairs with give_remote's release: the frames' contents are ours again.
       free_ = remote_.exchange(nullptr, sync::native::acquire);
-      count_ = chain_length(free_);
+      count_ = remote_count_.exchange(0, sync::native::relaxed);  // I-POOL-4: a hint
     }
     if (free_ != nullptr) {
       node* n = free_;
       free_ = n->next;
-      if (--count_ < low_water_) low_water_ = count_;
+      // I-POOL-4: never below 0, and exact again whenever the list runs empty.
+      count_ = free_ == nullptr ? 0 : count_ - (count_ != 0);
+      if (count_ < low_water_) low_water_ = count_;
       // The next spawn writes that frame's header, and a frame a thief freed is still in the
       // thief's cache: fetch it for writing now, behind this spawn's work.
       __builtin_prefetch(free_, 1);
@@ -49,7 +52,6 @@ class frame_pool {
       return n;
     }
     from_pool = false;
-    low_water_ = 0;
     return arena_.allocate(frame_bytes_, kFrameAlign);
   }
   // Owner only.
@@ -97,22 +99,29 @@ class frame_pool {
     std::size_t count_ = 0;
   };
 
-  // Owner only: frees frames from the head of the local list until `keep` remain (in time
-  // proportional to the frames freed; a worker about to sleep has no use for the hotter ones),
-  // and starts a new low-water period. Returns the number freed.
+  // Owner only: when the count exceeds `keep`, keeps the first `keep` frames of the local list
+  // (the most recently freed) and frees the rest, after which the count is exact; then starts a
+  // new low-water period. Returns the number freed.
   std::size_t trim(std::size_t keep) noexcept {
     std::size_t freed = 0;
-    while (count_ > keep) {
-      node* n = free_;
-      free_ = n->next;
-      --count_;
-      arena_.deallocate(n);
-      ++freed;
+    if (count_ > keep) {
+      node** link = &free_;
+      std::size_t kept = 0;
+      for (; kept < keep && *link != nullptr; ++kept) link = &(*link)->next;
+      node* n = *link;
+      *link = nullptr;
+      for (; n != nullptr; ++freed) {
+        node* next = n->next;
+        arena_.deallocate(n);
+        n = next;
+      }
+      count_ = kept;
     }
     low_water_ = count_;
     return freed;
   }
-  // Owner only: the frames of the local list, and the fewest it held since the last trim().
+  // Owner only: the frames of the local list (I-POOL-4: exact but for remote pushes racing
+  // with the owner's take of the remote list), and the fewest since the last trim().
   std::size_t count() const noexcept { return count_; }
   std::size_t low_water() const noexcept { return low_water_; }
   // When no other thread can free into this pool any more (destruction).
@@ -167,23 +176,17 @@ class frame_pool {
   }
 
  private:
-  // A free frame. The first frame of a chain pushed on the remote list also says how long the
-  // chain is and where it ends, so that the owner counts what it takes chain by chain.
   struct node {
     node* next;
-    node* chain_last;
-    std::size_t chain_length;
   };
-  static_assert(sizeof(node) <= kFrameAlign, "a free frame holds its node (frames are whole kFrameAlign blocks)");
-  // Any thread but the owner: pushes the chain first..last (linked by next) of `length` frames in
-  // one CAS.
+  // Any thread but the owner: pushes the chain first..last (linked by next) in one CAS, then
+  // counts its `length` frames (I-POOL-4).
   void give_remote_chain(node* first, node* last, std::size_t length) noexcept {
-    first->chain_last = last;
-    first->chain_length = length;
     node* head = remote_.load(sync::native::relaxed);
     do {
       last->next = head;
     } while (!remote_.compare_exchange_weak(head, first, sync::native::release, sync::native::relaxed));
+    remote_count_.fetch_add(length, sync::native::relaxed);
   }
   // One frame per thread. The slot has no destructor, so that a frame released by a thread's
   // later-destroyed thread_local (a join handle, say) still finds it: a guard, built when the
@@ -208,12 +211,6 @@ class frame_pool {
       s.closed = true;
     }
   };
-  // The frames of a list taken whole from the remote list: a walk over the chains' first frames.
-  static std::size_t chain_length(const node* first) noexcept {
-    std::size_t n = 0;
-    for (; first != nullptr; first = first->chain_last->next) n += first->chain_length;
-    return n;
-  }
   static std::size_t round_up(std::size_t b) noexcept { return (b + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
 
   const std::size_t frame_bytes_;
@@ -224,6 +221,12 @@ class frame_pool {
   // Frames freed by other threads. Pushed by them (release CAS), taken whole by the owner
   // (acquire exchange). Own cache line: remote frees must not bounce the owner's fields.
   alignas(sync::kCacheLine) sync::native::atomic<node*> remote_{nullptr};
+  // The frames pushed on remote_ since the owner last took it: added (relaxed) by each push
+  // after its CAS, exchanged to 0 (relaxed) by the owner after it takes the list. A hint for
+  // I-POOL-4's count, never for memory: a list taken between a push's CAS and its add is
+  // counted short, and the next one long by as much. On remote_'s line, which the pusher has
+  // just written.
+  sync::native::atomic<std::size_t> remote_count_{0};
 };
 
 }  // namespace rt::memory

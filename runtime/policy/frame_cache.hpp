@@ -1,16 +1,19 @@
-// How many free task frames a worker's pool keeps when the worker parks: jemalloc's thread-cache
+// How many free task frames a worker's pool keeps when the worker runs out of local work (the
+// end of a busy period, before it searches and so before every park): jemalloc's thread-cache
 // garbage collection (tcache_event_hard()/tcache_bin_flush_small(): a bin's low-water mark is
 // the fewest objects it held since the last collection, and the collection flushes three
 // quarters of it). docs/design/core.md, I-POOL-4.
 //
-// Frames the worker did not touch since its last park (the low-water mark) were not needed by
-// its last busy period; most of them go back to the arena. Frames it did use stay: a worker whose
-// bursts spawn 2000 tasks before running any (hackbench-like, bench/wake_workloads.hpp) would
-// otherwise allocate the same 2000 frames from the arena, cold, at every burst. Two bounds:
+// Frames the worker did not touch since the last collection (the low-water mark) were not
+// needed by its last busy period; most of them go back to the arena. Frames it did use stay: a
+// worker whose bursts spawn 2000 tasks before running any (hackbench-like,
+// bench/wake_workloads.hpp) would otherwise allocate the same 2000 frames from the arena, cold,
+// at every burst. Two bounds:
 //   - frame_pool_size, the floor: a pool keeps up to that many frames however idle it was
 //     (the fixed size the pool had before the collection existed);
-//   - frame_pool_max, the cap: a pool never sleeps holding more, whatever its last burst was
-//     (jemalloc's ncached_max). The cap wins when the two cross.
+//   - frame_pool_max, the cap: a pool's local list never keeps more past a collection, whatever
+//     its last burst was (jemalloc bounds a bin likewise, ncached_max). The cap wins when the
+//     two cross.
 // Pure: integer arithmetic on the values passed in.
 #pragma once
 

@@ -567,6 +567,9 @@ task* scheduler::find_work(worker& w) {
     return t;
   }
   pay_group_credit(w);  // I-TASK-7: no local work left, the group may be done but for this
+  // I-POOL-4: the busy period ends here; the frames it left unused go back to the arena.
+  if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
+    w.counters.add(ctr::counter::frames_trimmed, trimmed);
   if (!w.searching && idle_.try_start_searching()) {
     w.searching = true;
     w.counters.add(ctr::counter::searches);
@@ -767,11 +770,10 @@ void scheduler::park(worker& w) {
       return;
     }
   }
-  w.counters.add(ctr::counter::parks);
-  // I-POOL-4: the frames the last busy period left unused go back to the arena.
-  if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
-    w.counters.add(ctr::counter::frames_trimmed, trimmed);
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
+  // Last, so that a snapshot that shows this park shows its batch and the trim of the search
+  // before it too (I-CTR-6, I-POOL-4).
+  w.counters.add(ctr::counter::parks);
   w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
   w.group_refs.flush();    // I-GROUP-2: an idle worker holds no group reference
   if (w.trace != nullptr) [[unlikely]]

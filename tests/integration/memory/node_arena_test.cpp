@@ -378,8 +378,8 @@ TEST(FramePool, ARemoteBatchReturnsItsFramesInOnePushAtItsLimitOrFlush) {
 }
 
 // I-POOL-4's bookkeeping: the pool counts its free frames (those given back locally, and those
-// taken whole from the remote list, counted chain by chain), remembers the fewest it held since
-// the last trim(), and trim() frees from the head down to the number kept.
+// taken whole from the remote list, as their pushes counted them), remembers the fewest it held
+// since the last trim(), and trim() keeps the most recently freed frames and frees the rest.
 TEST(FramePool, APoolCountsItsFramesAndItsLowWaterAndTrimsDownToTheKept) {
   node_arenas arenas(virtual8());
   const std::uint64_t before = arenas.bytes(4);
@@ -397,10 +397,10 @@ TEST(FramePool, APoolCountsItsFramesAndItsLowWaterAndTrimsDownToTheKept) {
     EXPECT_EQ(pool.trim(4), 6u);
     EXPECT_EQ(pool.count(), 4u);
     EXPECT_EQ(pool.low_water(), 4u) << "a trim starts a new period at the count it leaves";
-    EXPECT_EQ(pool.take(from_pool), frames[3]) << "the kept frames are the oldest four, LIFO";
+    EXPECT_EQ(pool.take(from_pool), frames[9]) << "the kept frames are the four freed last";
     EXPECT_TRUE(from_pool);
     EXPECT_EQ(pool.low_water(), 3u);
-    pool.give(frames[3]);
+    pool.give(frames[9]);
     EXPECT_EQ(pool.count(), 4u);
     EXPECT_EQ(pool.low_water(), 3u) << "a give does not raise the low-water mark";
     EXPECT_EQ(pool.trim(10), 0u) << "keeping more than the pool holds frees nothing";
@@ -417,7 +417,7 @@ TEST(FramePool, APoolCountsItsFramesAndItsLowWaterAndTrimsDownToTheKept) {
     for (int i = 0; i < 4; ++i) held.push_back(pool.take(from_pool));
     EXPECT_EQ(pool.count(), 0u);
     EXPECT_EQ(pool.low_water(), 0u);
-    held.push_back(pool.take(from_pool));  // takes the remote list whole: two chains, four frames
+    held.push_back(pool.take(from_pool));  // takes the remote list whole: two pushes, four frames
     EXPECT_TRUE(from_pool);
     EXPECT_EQ(pool.count(), 3u);
     EXPECT_EQ(pool.trim(0), 3u);

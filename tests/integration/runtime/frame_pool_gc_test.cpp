@@ -28,15 +28,23 @@ void burst(rt::runtime& r) {
    }).join();
 }
 
-// Waits until the worker parked after the last task (the park's counters are published after
-// its trim, I-CTR-4). False after the liveness bound.
+// Waits until the worker parked after the last task. A park counts `parks` after its trim and
+// its flush (I-CTR-6), so the caller's next snapshot shows the trim. False after the liveness
+// bound.
 bool parked_since(rt::runtime& r, std::uint64_t parks) {
   return eventually([&] { return r.stats().total("parks") > parks; });
 }
 
+// The parks counted once the worker has parked at start (a runtime does not wait for that): a
+// start-up park counted after this read would end the caller's next wait too early.
+std::uint64_t parks_after_start(rt::runtime& r) {
+  EXPECT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
+  return r.stats().total("parks");
+}
+
 TEST(FramePoolGc, AParkKeepsTheFramesTheBurstUsed) {
   rt::runtime r{one_worker("")};
-  std::uint64_t parks = r.stats().total("parks");
+  std::uint64_t parks = parks_after_start(r);
   burst(r);
   ASSERT_TRUE(parked_since(r, parks));
   const rt::stats first = r.stats();
@@ -54,7 +62,7 @@ TEST(FramePoolGc, AParkKeepsTheFramesTheBurstUsed) {
 
 TEST(FramePoolGc, IdleParksGiveTheUnusedFramesBackDownToTheFloor) {
   rt::runtime r{one_worker("")};
-  std::uint64_t parks = r.stats().total("parks");
+  std::uint64_t parks = parks_after_start(r);
   burst(r);
   ASSERT_TRUE(parked_since(r, parks));
   // A task that spawns nothing: the pool's 1000 frames all stay unused until the next park,
@@ -70,7 +78,7 @@ TEST(FramePoolGc, IdleParksGiveTheUnusedFramesBackDownToTheFloor) {
 
 TEST(FramePoolGc, TheCapBoundsWhatASleepingWorkerHolds) {
   rt::runtime r{one_worker("frame_pool_max=100")};
-  const std::uint64_t parks = r.stats().total("parks");
+  const std::uint64_t parks = parks_after_start(r);
   burst(r);
   ASSERT_TRUE(parked_since(r, parks));
   EXPECT_EQ(r.stats().total("frames_trimmed"), static_cast<std::uint64_t>(kBurst - 100));

@@ -53,6 +53,9 @@ TEST(FrameCache, TheBoundsAndTheShareAreTunables) {
   EXPECT_EQ(frames_to_keep(2000, 2000, s), 500u) << "a cap below the floor wins";
   s.t.frame_pool_max = 0;
   EXPECT_EQ(frames_to_keep(2000, 0, s), 0u) << "cap 0: no frame sleeps in a pool";
+  s = tun::settings{};
+  s.t.frame_pool_gc_pct = 150;  // outside the table's range: only settings built in code reach it
+  EXPECT_EQ(frames_to_keep(2000, 1000, s), 1000u) << "no more than the unused frames go back";
 }
 
 }  // namespace
