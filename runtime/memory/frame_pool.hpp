@@ -99,9 +99,9 @@ class frame_pool {
     std::size_t count_ = 0;
   };
 
-  // Owner only: when the count exceeds `keep`, keeps the first `keep` frames of the local list
-  // (the most recently freed) and frees the rest, after which the count is exact; then starts a
-  // new low-water period. Returns the number freed.
+  // Owner only: when the count exceeds `keep`, walks the first `keep` frames of the local list
+  // (the most recently freed), frees any beyond them and sets the count to the frames kept,
+  // which makes it exact; then starts a new low-water period. Returns the number freed.
   std::size_t trim(std::size_t keep) noexcept {
     std::size_t freed = 0;
     if (count_ > keep) {
@@ -136,6 +136,7 @@ class frame_pool {
     }
     free_ = nullptr;
     count_ = low_water_ = 0;
+    remote_count_.store(0, sync::native::relaxed);
   }
   std::size_t frame_bytes() const noexcept { return frame_bytes_; }
   // The node this pool's frames live on (its arena's logical node tag).
@@ -223,8 +224,9 @@ class frame_pool {
   alignas(sync::kCacheLine) sync::native::atomic<node*> remote_{nullptr};
   // The frames pushed on remote_ since the owner last took it: added (relaxed) by each push
   // after its CAS, exchanged to 0 (relaxed) by the owner after it takes the list. A hint for
-  // I-POOL-4's count, never for memory: a list taken between a push's CAS and its add is
-  // counted short, and the next one long by as much. On remote_'s line, which the pusher has
+  // I-POOL-4's count, never for memory: nothing orders a push's add with the owner's two
+  // exchanges, so a push racing a take may be counted with one list and its frames taken with
+  // another (short then long, or long then short). On remote_'s line, which the pusher has
   // just written.
   sync::native::atomic<std::size_t> remote_count_{0};
 };

@@ -17,6 +17,7 @@
 // Pure: integer arithmetic on the values passed in.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "tunables/tunables.hpp"
@@ -24,7 +25,16 @@
 namespace rt::policy {
 
 // The frames to keep of `count` free frames, of which `low_water` (<= count) stayed unused since
-// the previous collection. The result is at most `count`.
-std::size_t frames_to_keep(std::size_t count, std::size_t low_water, const tun::settings& s);
+// the previous collection. The result is at most `count`. Inline: every run-dry of every worker
+// asks, and a pool within its floor keeps all it has.
+inline std::size_t frames_to_keep(std::size_t count, std::size_t low_water, const tun::settings& s) {
+  const std::size_t unused = std::min(low_water, count);
+  // Rounded up, as jemalloc's `low_water - (low_water >> 2)` is for 75.
+  const std::size_t pct = static_cast<std::size_t>(s.t.frame_pool_gc_pct);
+  const std::size_t collected = std::min((unused * pct + 99) / 100, unused);
+  const std::size_t floor = std::min(count, static_cast<std::size_t>(s.t.frame_pool_size));
+  const std::size_t cap = static_cast<std::size_t>(s.t.frame_pool_max);
+  return std::min(std::max(count - collected, floor), cap);
+}
 
 }  // namespace rt::policy

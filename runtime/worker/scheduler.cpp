@@ -564,12 +564,17 @@ task* scheduler::find_work(worker& w) {
   if (task* t = find_local(w)) {
     w.steal_refusals = 0;  // work of its own: the run of refusals (I-STEAL-13) ends
     stop_searching(w);
+    w.ran_since_collect = true;
     return t;
   }
   pay_group_credit(w);  // I-TASK-7: no local work left, the group may be done but for this
-  // I-POOL-4: the busy period ends here; the frames it left unused go back to the arena.
-  if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
-    w.counters.add(ctr::counter::frames_trimmed, trimmed);
+  // I-POOL-4: a busy period ends here (not a wake-up that found nothing yet); the frames it
+  // left unused go back to the arena. The worker is not searching (its last task ended that).
+  if (w.ran_since_collect) {
+    w.ran_since_collect = false;
+    if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
+      w.counters.add(ctr::counter::frames_trimmed, trimmed);
+  }
   if (!w.searching && idle_.try_start_searching()) {
     w.searching = true;
     w.counters.add(ctr::counter::searches);
@@ -591,6 +596,7 @@ task* scheduler::find_work(worker& w) {
         w.idle_since_ns = 0;
       }
       stop_searching(w);
+      w.ran_since_collect = true;
       return t;
     }
     // I-STEAL-19: a search that left the remote tiers to a woken searcher ends here; polling on
@@ -771,8 +777,8 @@ void scheduler::park(worker& w) {
     }
   }
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
-  // Last, so that a snapshot that shows this park shows its batch and the trim of the search
-  // before it too (I-CTR-6, I-POOL-4).
+  // Last, so that a snapshot that shows this park shows its batch and the collection at the
+  // run-dry before it too (I-CTR-6, I-POOL-4).
   w.counters.add(ctr::counter::parks);
   w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
   w.group_refs.flush();    // I-GROUP-2: an idle worker holds no group reference

@@ -1,7 +1,7 @@
-// I-POOL-4 on real threads (docs/design/core.md): a worker that parks keeps the free frames its
-// last busy period used and gives most of those it left unused back to the arena
-// (policy::frames_to_keep). One worker on a one-node virtual topology, so that every frame of a
-// burst comes from its pool and every park is its own.
+// I-POOL-4 on real threads (docs/design/core.md): a worker that runs out of local work after
+// running tasks keeps the free frames its last busy period used and gives most of those it left
+// unused back to the arena (policy::frames_to_keep). One worker on a one-node virtual topology,
+// so that every frame of a burst comes from its pool and every park is its own.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -28,23 +28,19 @@ void burst(rt::runtime& r) {
    }).join();
 }
 
-// Waits until the worker parked after the last task. A park counts `parks` after its trim and
-// its flush (I-CTR-6), so the caller's next snapshot shows the trim. False after the liveness
-// bound.
+// Waits until the worker parked after the last task. A park counts `parks` after its flush and
+// after the collection at the run-dry before it (I-CTR-6), so the caller's next snapshot shows
+// that collection. False after the liveness bound. Each test first waits for the worker's
+// start-up park (a runtime does not wait for it): counted after the test read `parks`, it
+// would end the test's first wait too early.
 bool parked_since(rt::runtime& r, std::uint64_t parks) {
   return eventually([&] { return r.stats().total("parks") > parks; });
 }
 
-// The parks counted once the worker has parked at start (a runtime does not wait for that): a
-// start-up park counted after this read would end the caller's next wait too early.
-std::uint64_t parks_after_start(rt::runtime& r) {
-  EXPECT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
-  return r.stats().total("parks");
-}
-
-TEST(FramePoolGc, AParkKeepsTheFramesTheBurstUsed) {
+TEST(FramePoolGc, TheFramesABurstUsedStayInThePool) {
   rt::runtime r{one_worker("")};
-  std::uint64_t parks = parks_after_start(r);
+  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
+  std::uint64_t parks = r.stats().total("parks");
   burst(r);
   ASSERT_TRUE(parked_since(r, parks));
   const rt::stats first = r.stats();
@@ -60,14 +56,15 @@ TEST(FramePoolGc, AParkKeepsTheFramesTheBurstUsed) {
   EXPECT_EQ(second.total("frames_trimmed"), 0u);
 }
 
-TEST(FramePoolGc, IdleParksGiveTheUnusedFramesBackDownToTheFloor) {
+TEST(FramePoolGc, LightWorkGivesTheUnusedFramesBackDownToTheFloor) {
   rt::runtime r{one_worker("")};
-  std::uint64_t parks = parks_after_start(r);
+  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
+  std::uint64_t parks = r.stats().total("parks");
   burst(r);
   ASSERT_TRUE(parked_since(r, parks));
-  // A task that spawns nothing: the pool's 1000 frames all stay unused until the next park,
-  // which gives back 750 (three quarters), and the floor then keeps 256, not 250. Later parks
-  // find the pool at the floor and free nothing more.
+  // A task that spawns nothing: the pool's 1000 frames all stay unused until the run-dry after
+  // it, which gives back 750 (three quarters), and the floor then keeps 256, not 250. Later
+  // rounds find the pool at the floor and free nothing more.
   for (int round = 0; round < 3; ++round) {
     parks = r.stats().total("parks");
     r.spawn([] {}).join();
@@ -76,9 +73,10 @@ TEST(FramePoolGc, IdleParksGiveTheUnusedFramesBackDownToTheFloor) {
   EXPECT_EQ(r.stats().total("frames_trimmed"), static_cast<std::uint64_t>(kBurst - 256));
 }
 
-TEST(FramePoolGc, TheCapBoundsWhatASleepingWorkerHolds) {
+TEST(FramePoolGc, TheCapBoundsWhatAPoolKeeps) {
   rt::runtime r{one_worker("frame_pool_max=100")};
-  const std::uint64_t parks = parks_after_start(r);
+  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
+  const std::uint64_t parks = r.stats().total("parks");
   burst(r);
   ASSERT_TRUE(parked_since(r, parks));
   EXPECT_EQ(r.stats().total("frames_trimmed"), static_cast<std::uint64_t>(kBurst - 100));

@@ -1,4 +1,4 @@
-// policy/frame_cache.hpp: how many free frames a parking worker's pool keeps (jemalloc's
+// policy/frame_cache.hpp: how many free frames a worker's pool keeps when it runs dry (jemalloc's
 // thread-cache collection: three quarters of the low-water mark go back, I-POOL-4), with the
 // floor frame_pool_size and the cap frame_pool_max.
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ TEST(FrameCache, APoolKeepsWhatItsLastBusyPeriodUsed) {
       {256, 256, 256, "a pool at the floor stays there however idle"},
       {100, 100, 100, "a pool below the floor keeps what it has"},
       {0, 0, 0, "an empty pool"},
-      {10000, 0, 4096, "the cap: a worker never sleeps on more than 4096 frames"},
+      {10000, 0, 4096, "the cap: a pool keeps at most 4096 frames past a collection"},
       {10000, 9000, 3250, "10000 - 6750, under the cap"},
       {5000, 7000, 1250, "a low-water mark above the count counts as the count: 3750 go back"},
       {3, 1, 3, "ceil(0.75 * 1) = 1 goes back, the floor (up to the count) holds all three"},
