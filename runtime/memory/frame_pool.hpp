@@ -39,6 +39,7 @@ class frame_pool {
       free_ = remote_.exchange(nullptr, sync::native::acquire);
       count_ = remote_count_.exchange(0, sync::native::relaxed);  // I-POOL-4: a hint
     }
+    ++takes_;
     if (free_ != nullptr) {
       node* n = free_;
       free_ = n->next;
@@ -101,7 +102,8 @@ class frame_pool {
 
   // Owner only: when the count exceeds `keep`, walks the first `keep` frames of the local list
   // (the most recently freed), frees any beyond them and sets the count to the frames kept,
-  // which makes it exact; then starts a new low-water period. Returns the number freed.
+  // which makes it exact; then starts a new period (low-water mark at the count, no takes).
+  // Returns the number freed.
   std::size_t trim(std::size_t keep) noexcept {
     std::size_t freed = 0;
     if (count_ > keep) {
@@ -118,12 +120,15 @@ class frame_pool {
       count_ = kept;
     }
     low_water_ = count_;
+    takes_ = 0;
     return freed;
   }
   // Owner only: the frames of the local list (I-POOL-4: exact but for remote pushes racing
   // with the owner's take of the remote list), and the fewest since the last trim().
   std::size_t count() const noexcept { return count_; }
   std::size_t low_water() const noexcept { return low_water_; }
+  // Owner only: the frames taken (from the list or the arena) since the last trim().
+  std::size_t takes() const noexcept { return takes_; }
   // When no other thread can free into this pool any more (destruction).
   void release_all() noexcept {
     node* lists[2] = {free_, remote_.exchange(nullptr, sync::native::acquire)};
@@ -135,7 +140,7 @@ class frame_pool {
       }
     }
     free_ = nullptr;
-    count_ = low_water_ = 0;
+    count_ = low_water_ = takes_ = 0;
     remote_count_.store(0, sync::native::relaxed);
   }
   std::size_t frame_bytes() const noexcept { return frame_bytes_; }
@@ -219,6 +224,7 @@ class frame_pool {
   node* free_ = nullptr;   // owner only
   std::size_t count_ = 0;      // owner only: frames on free_
   std::size_t low_water_ = 0;  // owner only: the fewest on free_ since the last trim()
+  std::size_t takes_ = 0;      // owner only: take() calls since the last trim()
   // Frames freed by other threads. Pushed by them (release CAS), taken whole by the owner
   // (acquire exchange). Own cache line: remote frees must not bounce the owner's fields.
   alignas(sync::kCacheLine) sync::native::atomic<node*> remote_{nullptr};

@@ -564,14 +564,12 @@ task* scheduler::find_work(worker& w) {
   if (task* t = find_local(w)) {
     w.steal_refusals = 0;  // work of its own: the run of refusals (I-STEAL-13) ends
     stop_searching(w);
-    w.ran_since_collect = true;
     return t;
   }
   pay_group_credit(w);  // I-TASK-7: no local work left, the group may be done but for this
-  // I-POOL-4: a busy period ends here (not a wake-up that found nothing yet); the frames it
-  // left unused go back to the arena. The worker is not searching (its last task ended that).
-  if (w.ran_since_collect) {
-    w.ran_since_collect = false;
+  // I-POOL-4: a busy period that spawned enough ends here; the frames it left unused go back to
+  // the arena.
+  if (policy::frame_collection_due(w.pool.takes(), settings_)) {
     if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
       w.counters.add(ctr::counter::frames_trimmed, trimmed);
   }
@@ -596,7 +594,6 @@ task* scheduler::find_work(worker& w) {
         w.idle_since_ns = 0;
       }
       stop_searching(w);
-      w.ran_since_collect = true;
       return t;
     }
     // I-STEAL-19: a search that left the remote tiers to a woken searcher ends here; polling on
@@ -776,9 +773,13 @@ void scheduler::park(worker& w) {
       return;
     }
   }
+  // I-POOL-4: a sleeping worker holds at most frame_pool_max free frames. Under the cap the
+  // pool's period goes on: the takes before and after this park add up.
+  if (const std::size_t keep = policy::frames_to_keep_parked(w.pool.count(), settings_); keep < w.pool.count())
+    w.counters.add(ctr::counter::frames_trimmed, w.pool.trim(keep));
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
-  // Last, so that a snapshot that shows this park shows its batch and the collection at the
-  // run-dry before it too (I-CTR-6, I-POOL-4).
+  // Last, so that a snapshot that shows this park shows its batch and its trims too (I-CTR-6,
+  // I-POOL-4).
   w.counters.add(ctr::counter::parks);
   w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
   w.group_refs.flush();    // I-GROUP-2: an idle worker holds no group reference

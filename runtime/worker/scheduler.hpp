@@ -155,9 +155,6 @@ struct alignas(sync::kCacheLine) worker {
   // the worker (its span is no service time).
   std::int64_t timed_ran_before_join_ns = -1;
   bool searching = false;
-  // I-POOL-4, owner only: find_work handed this worker a task since its pool's last collection,
-  // so that the next run-dry ends a busy period (a worker woken to search has run nothing).
-  bool ran_since_collect = false;
   // The haltpoll window this worker polls for before it parks or blocks in a join
   // (policy/idle_poll.hpp), and when its current idle stretch began (0: not idle). Owner only.
   std::int64_t poll_window_ns = 0;
