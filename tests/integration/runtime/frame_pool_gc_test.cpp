@@ -37,18 +37,27 @@ bool parked_since(rt::runtime& r, std::uint64_t parks) {
   return eventually([&] { return r.stats().total("parks") > parks; });
 }
 
+// Runs `work` (which joins what it spawns) and waits until the worker parked after it.
+template <class F>
+bool then_parked(rt::runtime& r, F work) {
+  const std::uint64_t parks = r.stats().total("parks");
+  work();
+  return parked_since(r, parks);
+}
+
+// A runtime whose worker parked at start and then after one burst.
+void start_with_a_burst(rt::runtime& r) {
+  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
+  ASSERT_TRUE(then_parked(r, [&] { burst(r); }));
+}
+
 TEST(FramePoolGc, TheFramesABurstUsedStayInThePool) {
   rt::runtime r{one_worker("")};
-  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
-  std::uint64_t parks = r.stats().total("parks");
-  burst(r);
-  ASSERT_TRUE(parked_since(r, parks));
+  ASSERT_NO_FATAL_FAILURE(start_with_a_burst(r));
   const rt::stats first = r.stats();
   EXPECT_EQ(first.total("frames_allocated"), static_cast<std::uint64_t>(kBurst)) << "a cold pool allocates the burst";
   EXPECT_EQ(first.total("frames_trimmed"), 0u) << "the list ran empty: every frame was used";
-  parks = first.total("parks");
-  burst(r);
-  ASSERT_TRUE(parked_since(r, parks));
+  ASSERT_TRUE(then_parked(r, [&] { burst(r); }));
   const rt::stats second = r.stats();
   EXPECT_EQ(second.total("frames_allocated"), first.total("frames_allocated"))
       << "the second burst takes every frame from the pool (a fixed 256-frame pool allocated "
@@ -58,50 +67,35 @@ TEST(FramePoolGc, TheFramesABurstUsedStayInThePool) {
 
 TEST(FramePoolGc, LightWorkGivesTheUnusedFramesBackDownToTheFloor) {
   rt::runtime r{one_worker("")};
-  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
-  std::uint64_t parks = r.stats().total("parks");
-  burst(r);
-  ASSERT_TRUE(parked_since(r, parks));
+  ASSERT_NO_FATAL_FAILURE(start_with_a_burst(r));
   // Light work: 512 spawns a round (frame_pool_gc_takes), each joined before the next, so one
   // frame at a time is out and 999 of the 1000 stay unused. Each round's run-dry returns three
   // quarters of them, at most 256 (frame_pool_gc_batch): 256, 256, then 232 down to the floor;
   // the fourth round finds the pool at the floor.
   for (int round = 0; round < 4; ++round) {
-    parks = r.stats().total("parks");
-    r.spawn([] {
-       for (int i = 0; i < 512; ++i) rt::spawn([] {}).join();
-     }).join();
-    ASSERT_TRUE(parked_since(r, parks));
+    ASSERT_TRUE(then_parked(r, [&] {
+      r.spawn([] {
+         for (int i = 0; i < 512; ++i) rt::spawn([] {}).join();
+       }).join();
+    }));
   }
   EXPECT_EQ(r.stats().total("frames_trimmed"), static_cast<std::uint64_t>(kBurst - 256));
 }
 
 TEST(FramePoolGc, TasksThatSpawnNothingLeaveThePoolAlone) {
   rt::runtime r{one_worker("")};
-  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
-  std::uint64_t parks = r.stats().total("parks");
-  burst(r);
-  ASSERT_TRUE(parked_since(r, parks));
+  ASSERT_NO_FATAL_FAILURE(start_with_a_burst(r));
   // Run-dries without takes (a thief's, or a worker woken to search that found nothing): no
   // collection, so the burst's frames wait for the next burst (the parks' cap, 4096, is above).
-  for (int round = 0; round < 3; ++round) {
-    parks = r.stats().total("parks");
-    r.spawn([] {}).join();
-    ASSERT_TRUE(parked_since(r, parks));
-  }
+  for (int round = 0; round < 3; ++round) ASSERT_TRUE(then_parked(r, [&] { r.spawn([] {}).join(); }));
   EXPECT_EQ(r.stats().total("frames_trimmed"), 0u);
-  parks = r.stats().total("parks");
-  burst(r);
-  ASSERT_TRUE(parked_since(r, parks));
+  ASSERT_TRUE(then_parked(r, [&] { burst(r); }));
   EXPECT_EQ(r.stats().total("frames_allocated"), static_cast<std::uint64_t>(kBurst)) << "the second burst found its frames";
 }
 
 TEST(FramePoolGc, TheCapBoundsWhatAPoolKeeps) {
   rt::runtime r{one_worker("frame_pool_max=100")};
-  ASSERT_TRUE(parked_since(r, 0)) << "the worker never parked at start";
-  const std::uint64_t parks = r.stats().total("parks");
-  burst(r);
-  ASSERT_TRUE(parked_since(r, parks));
+  ASSERT_NO_FATAL_FAILURE(start_with_a_burst(r));
   EXPECT_EQ(r.stats().total("frames_trimmed"), static_cast<std::uint64_t>(kBurst - 100));
 }
 
