@@ -4,9 +4,10 @@
 // the owner takes whole when its local list runs dry). So a frame stolen and finished by
 // another worker is reused by its spawner instead of feeding another allocator arena, and a
 // steady fork-join workload stops touching the allocator (and faulting in fresh pages) once
-// the pools are warm. The pool counts its local list and the fewest frames that list held since
-// the last trim() (its low-water mark); when the worker runs dry, trim() returns the frames beyond
-// those it keeps (policy::frames_to_keep, I-POOL-4) to the arena. Frames that miss the pool
+// the pools are warm. The pool counts its local list, the fewest frames that list held since
+// the last trim() (its low-water mark) and its takes; trim() returns frames beyond those the
+// worker keeps to the arena (I-POOL-4: at a run-dry after enough takes, policy::frames_to_keep;
+// at a park, the cap, policy::frames_to_keep_parked). Frames that miss the pool
 // come from the node arena given at construction, the worker's node (docs/design/memory.md
 // I-MEM-8); threads without a pool use the static allocate(), the process allocator, and
 // release() frees either kind.
@@ -100,24 +101,35 @@ class frame_pool {
     std::size_t count_ = 0;
   };
 
-  // Owner only: when the count exceeds `keep`, walks the first `keep` frames of the local list
-  // (the most recently freed), frees any beyond them and sets the count to the frames kept,
-  // which makes it exact; then starts a new period (low-water mark at the count, no takes).
-  // Returns the number freed.
+  // Owner only: when the count exceeds `keep`, frees the frames beyond `keep`, from whichever
+  // end costs fewer steps: it walks past the first `keep` frames (the most recently freed,
+  // which then stay) and frees the rest when those are at most as many as the frames to free,
+  // and otherwise frees from the head (a collection that frees 256 of a million walks 256).
+  // Then it starts a new period (low-water mark at the count it leaves, no takes). Returns the
+  // number freed.
   std::size_t trim(std::size_t keep) noexcept {
     std::size_t freed = 0;
     if (count_ > keep) {
-      node** link = &free_;
-      std::size_t kept = 0;
-      for (; kept < keep && *link != nullptr; ++kept) link = &(*link)->next;
-      node* n = *link;
-      *link = nullptr;
-      for (; n != nullptr; ++freed) {
-        node* next = n->next;
-        arena_.deallocate(n);
-        n = next;
+      if (keep <= count_ - keep) {
+        node** link = &free_;
+        std::size_t kept = 0;
+        for (; kept < keep && *link != nullptr; ++kept) link = &(*link)->next;
+        node* n = *link;
+        *link = nullptr;
+        for (; n != nullptr; ++freed) {
+          node* next = n->next;
+          arena_.deallocate(n);
+          n = next;
+        }
+        count_ = kept;  // exact: the walk counted it
+      } else {
+        for (const std::size_t excess = count_ - keep; freed < excess && free_ != nullptr; ++freed) {
+          node* n = free_;
+          free_ = n->next;
+          arena_.deallocate(n);
+        }
+        count_ = free_ == nullptr ? 0 : count_ - freed;
       }
-      count_ = kept;
     }
     low_water_ = count_;
     takes_ = 0;

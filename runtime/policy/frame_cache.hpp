@@ -1,20 +1,20 @@
-// How many free task frames a worker's pool keeps when the worker runs out of local work (the
-// end of a busy period, before it searches and so before every park): jemalloc's thread-cache
-// garbage collection (tcache_event_hard()/tcache_bin_flush_small(): a bin's low-water mark is
-// the fewest objects it held since the last collection, and the collection flushes three
-// quarters of it). docs/design/core.md, I-POOL-4.
+// How many free task frames a worker's pool keeps: jemalloc's thread-cache garbage collection
+// (tcache_event_hard()/tcache_bin_flush_small(): a bin's low-water mark is the fewest objects
+// it held since the last collection, and the collection flushes three quarters of it; a
+// collection follows an amount of allocation, opt_tcache_gc_incr_bytes). docs/design/core.md,
+// I-POOL-4.
 //
-// Frames the worker did not touch since the last collection (the low-water mark) were not
-// needed by its last busy period; most of them go back to the arena. Frames it did use stay: a
-// worker whose bursts spawn 2000 tasks before running any (hackbench-like,
+// A worker that runs out of local work after taking frame_pool_gc_takes frames since the last
+// collection collects: frames it did not touch since then (the low-water mark) were not needed
+// by that busy period, and three quarters of them go back to the arena. Frames it did use stay:
+// a worker whose bursts spawn 2000 tasks before running any (hackbench-like,
 // bench/wake_workloads.hpp) would otherwise allocate the same 2000 frames from the arena, cold,
-// at every burst. Two bounds:
+// at every burst. Three bounds:
 //   - frame_pool_size, the floor: a pool keeps up to that many frames however idle it was
 //     (the fixed size the pool had before the collection existed);
 //   - frame_pool_gc_batch, the most one collection frees: the frees run where a busy period
-//     ends, often just before the next one (numart_bench_core's back-to-back bursts of a
-//     million spawns lost 10 % to collections that freed 100,000 frames there), so a large pool
-//     shrinks over several collections, as jemalloc's incremental collection does;
+//     ends, often just before the next one, so a large pool shrinks over several collections,
+//     as jemalloc's incremental collection does;
 //   - frame_pool_max, the cap, applied when the worker parks: a sleeping worker's local list
 //     holds no more, whatever its last burst was (jemalloc bounds a bin likewise, ncached_max).
 //     A busy worker is not capped: one whose task spawns a million tasks at a time

@@ -773,13 +773,16 @@ void scheduler::park(worker& w) {
       return;
     }
   }
-  // I-POOL-4: a sleeping worker holds at most frame_pool_max free frames. Under the cap the
-  // pool's period goes on: the takes before and after this park add up.
+  // I-POOL-4: a sleeping worker's local list holds at most frame_pool_max free frames (its
+  // remote list is not counted). Only once the park is certain: a park its re-check cancels is
+  // no idle stretch (a thief whose parks are cancelled again and again would otherwise give
+  // back the pool it filled as a spawner; numart_bench_core's empty_spawn_1M). Under the cap
+  // the pool's period goes on: the takes before and after this park add up.
   if (const std::size_t keep = policy::frames_to_keep_parked(w.pool.count(), settings_); keep < w.pool.count())
     w.counters.add(ctr::counter::frames_trimmed, w.pool.trim(keep));
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
-  // Last, so that a snapshot that shows this park shows its batch and its trims too (I-CTR-6,
-  // I-POOL-4).
+  // Last, so that a snapshot that shows this park shows its batch and the pool's trims too
+  // (I-CTR-6, I-POOL-4).
   w.counters.add(ctr::counter::parks);
   w.remote_frees.flush();  // I-POOL-2: nothing held back sleeps
   w.group_refs.flush();    // I-GROUP-2: an idle worker holds no group reference
