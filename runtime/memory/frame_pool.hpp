@@ -101,16 +101,15 @@ class frame_pool {
     std::size_t count_ = 0;
   };
 
-  // Owner only: when the count exceeds `keep`, frees the frames beyond `keep`, from whichever
-  // end costs fewer steps: it walks past the first `keep` frames (the most recently freed,
-  // which then stay) and frees the rest when those are at most as many as the frames to free,
-  // and otherwise frees from the head (a collection that frees 256 of a million walks 256).
-  // Then it starts a new period (low-water mark at the count it leaves, no takes). Returns the
-  // number freed.
-  std::size_t trim(std::size_t keep) noexcept {
+  // Owner only: when the count exceeds `keep`, frees the frames beyond `keep`. It keeps the
+  // first `keep` frames (the most recently freed, still in cache) by walking past them when
+  // they are at most `walk_limit` or at most as many as the frames to free, and otherwise
+  // frees from the head (a collection that frees 256 of a million walks 256). Then it starts a
+  // new period (low-water mark at the count it leaves, no takes). Returns the number freed.
+  std::size_t trim(std::size_t keep, std::size_t walk_limit) noexcept {
     std::size_t freed = 0;
     if (count_ > keep) {
-      if (keep <= count_ - keep) {
+      if (keep <= walk_limit || keep <= count_ - keep) {
         node** link = &free_;
         std::size_t kept = 0;
         for (; kept < keep && *link != nullptr; ++kept) link = &(*link)->next;

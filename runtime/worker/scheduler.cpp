@@ -570,7 +570,8 @@ task* scheduler::find_work(worker& w) {
   // I-POOL-4: a busy period that spawned enough ends here; the frames it left unused go back to
   // the arena.
   if (policy::frame_collection_due(w.pool.takes(), settings_)) {
-    if (const std::size_t trimmed = w.pool.trim(policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_)))
+    const std::size_t keep = policy::frames_to_keep(w.pool.count(), w.pool.low_water(), settings_);
+    if (const std::size_t trimmed = w.pool.trim(keep, static_cast<std::size_t>(settings_.t.frame_pool_max)))
       w.counters.add(ctr::counter::frames_trimmed, trimmed);
   }
   if (!w.searching && idle_.try_start_searching()) {
@@ -779,7 +780,7 @@ void scheduler::park(worker& w) {
   // back the pool it filled as a spawner; numart_bench_core's empty_spawn_1M). Under the cap
   // the pool's period goes on: the takes before and after this park add up.
   if (const std::size_t keep = policy::frames_to_keep_parked(w.pool.count(), settings_); keep < w.pool.count())
-    w.counters.add(ctr::counter::frames_trimmed, w.pool.trim(keep));
+    w.counters.add(ctr::counter::frames_trimmed, w.pool.trim(keep, keep));
   w.counters.flush(settings_.t.injection_poll_interval);  // I-CTR-4: nothing unpublished sleeps
   // Last, so that a snapshot that shows this park shows its batch and the pool's trims too
   // (I-CTR-6, I-POOL-4).

@@ -301,7 +301,7 @@ TEST(FramePool, MissesComeFromTheNodeArenaAndReturnToIt) {
     EXPECT_TRUE(from_pool);
     EXPECT_EQ(c, b);
     pool.give(c);
-    pool.trim(0);
+    pool.trim(0, 0);
     EXPECT_EQ(arenas.bytes(3), before);
     // Oversized frames: allocate_local() from the node arena, allocate() from the process
     // allocator; release() frees both.
@@ -395,21 +395,24 @@ TEST(FramePool, APoolCountsItsFramesAndItsLowWaterAndTrimsDownToTheKept) {
     EXPECT_EQ(pool.count(), 10u);
     EXPECT_EQ(pool.low_water(), 0u) << "the list was empty since the last trim";
     EXPECT_EQ(pool.takes(), 10u) << "takes from the arena count too";
-    EXPECT_EQ(pool.trim(8), 2u) << "two to free of ten: freed from the head";
+    EXPECT_EQ(pool.trim(8, 0), 2u) << "two to free of ten, no walk allowed: freed from the head";
     EXPECT_EQ(pool.count(), 8u);
     EXPECT_EQ(pool.takes(), 0u) << "a trim starts a new period";
     EXPECT_EQ(pool.take(from_pool), frames[7]) << "frames[9] and frames[8], freed last, went back";
     pool.give(frames[7]);
-    EXPECT_EQ(pool.trim(4), 4u) << "four to keep of eight: the walk keeps the head";
+    EXPECT_EQ(pool.trim(6, 6), 2u) << "six to keep, a walk of six allowed: the walk keeps the head";
+    EXPECT_EQ(pool.take(from_pool), frames[7]) << "frames[1] and frames[0], freed first, went back";
+    pool.give(frames[7]);
+    EXPECT_EQ(pool.trim(4, 0), 2u) << "four to keep of six, no walk allowed: freed from the head";
     EXPECT_EQ(pool.count(), 4u);
     EXPECT_EQ(pool.low_water(), 4u) << "a trim starts a new period at the count it leaves";
-    EXPECT_EQ(pool.take(from_pool), frames[7]) << "the kept frames are the four freed last";
+    EXPECT_EQ(pool.take(from_pool), frames[5]) << "frames[5] to frames[2] are left";
     EXPECT_TRUE(from_pool);
     EXPECT_EQ(pool.low_water(), 3u);
-    pool.give(frames[7]);
+    pool.give(frames[5]);
     EXPECT_EQ(pool.count(), 4u);
     EXPECT_EQ(pool.low_water(), 3u) << "a give does not raise the low-water mark";
-    EXPECT_EQ(pool.trim(10), 0u) << "keeping more than the pool holds frees nothing";
+    EXPECT_EQ(pool.trim(10, 0), 0u) << "keeping more than the pool holds frees nothing";
     // Remote frees: a batch of three in one push, and one frame alone, behind four local ones.
     std::vector<void*> remote;
     for (int i = 0; i < 4; ++i) remote.push_back(pool.allocate_local(128));
@@ -426,7 +429,7 @@ TEST(FramePool, APoolCountsItsFramesAndItsLowWaterAndTrimsDownToTheKept) {
     held.push_back(pool.take(from_pool));  // takes the remote list whole: two pushes, four frames
     EXPECT_TRUE(from_pool);
     EXPECT_EQ(pool.count(), 3u);
-    EXPECT_EQ(pool.trim(0), 3u);
+    EXPECT_EQ(pool.trim(0, 0), 3u);
     EXPECT_EQ(pool.count(), 0u);
     for (void* f : held) pool.give(f);  // freed with the pool
   }
